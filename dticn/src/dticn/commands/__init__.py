@@ -1,0 +1,1 @@
+"""Subcommands of the `dticn` CLI, one module each (see `dticn.cli`)."""

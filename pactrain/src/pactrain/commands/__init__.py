@@ -1,0 +1,1 @@
+"""Subcommands of the `pactrain` CLI, one module each (see `pactrain.cli`)."""
