@@ -1,0 +1,319 @@
+"""A real throttled network for the workers: one Linux network namespace per worker.
+
+Why: compression only pays when bandwidth is short, and a simulated link hides what a
+real one costs (TCP, framing, gloo's own traffic). So each worker process runs inside its
+own network namespace, and every byte it exchanges crosses a shaped veth link.
+
+Topology (``N`` workers, run id ``R``)::
+
+    ns ptnet-R-w0   eth0 10.77.0.1/24 --veth-- h0 \\
+    ns ptnet-R-w1   eth0 10.77.0.2/24 --veth-- h1  >-- br0 (ns ptnet-R-hub)
+    ...                                            /
+    ns ptnet-R-wN-1 eth0 10.77.0.N/24 --veth-- hN-1
+
+* The hub namespace holds only the bridge and the hub ends of the veth pairs; it has no
+  link to the root namespace, and the addresses exist only inside the worker namespaces,
+  so nothing of this leaks into the host's network.
+* ``tc tbf`` shapes both directions of each worker link: the worker's ``eth0`` egress
+  (worker -> hub) and the hub's ``h<k>`` egress (hub -> worker). The token bucket's burst
+  grows with the rate (at least 256 KB at 1 Gbit/s) so the shaper does not cap below it.
+* Delay is not emulated: ``sch_netem`` is not available in this kernel, so the links
+  have bandwidth limits but the latency of veth (microseconds).
+* Bytes on the wire are read from the interface counters of each worker's ``eth0``
+  (:meth:`Topology.counters`), or, from inside a worker, with :func:`read_own_counters`.
+
+Namespaces are named ``ptnet-<pid>-<tag>-...`` with the pid of the process that made them,
+so :func:`clean_stale` can recognise and remove the leftovers of a crashed run (its pid is
+gone) without touching a live run's. :class:`Topology` is a context manager, and also
+tears down at interpreter exit; the bench turns SIGTERM into an exception so the same
+``finally`` runs on Ctrl-C, on kill and on failure.
+
+Needs root (``ip netns``). Without it, :func:`can_build` says why and callers run
+unthrottled on loopback.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import re
+import secrets
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PREFIX = "ptnet-"
+WORKER_IFNAME = "eth0"
+BRIDGE = "br0"
+_NAME_RE = re.compile(rf"^{PREFIX}(\d+)-([0-9a-f]+)-(hub|w\d+)$")
+_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bit|kbit|mbit|gbit|tbit)?\s*$", re.IGNORECASE)
+_RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12}
+
+
+class NetnsError(RuntimeError):
+    """A namespace, link or qdisc could not be built; the message says which command and why."""
+
+
+def parse_rate(rate: str) -> int:
+    """Parse a tc-style rate (``10mbit``, ``1gbit``, ``500kbit``) into bits per second.
+
+    Bare numbers are bits per second. Raises ``ValueError`` naming the accepted forms.
+    """
+    match = _RATE_RE.match(rate)
+    if not match:
+        raise ValueError(
+            f"cannot read bandwidth {rate!r}; write it like 10mbit, 100mbit, 1gbit or 500kbit"
+        )
+    value = float(match.group(1)) * _RATE_UNITS[(match.group(2) or "bit").lower()]
+    if value < 8_000:
+        raise ValueError(f"bandwidth {rate!r} is below 8kbit; tbf cannot shape that usefully")
+    return int(value)
+
+
+def format_rate(bits_per_s: int) -> str:
+    """Short human form of a rate, e.g. ``100mbit`` (as the bench prints and stores it)."""
+    for unit, scale in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
+        if bits_per_s >= scale and bits_per_s % scale == 0:
+            return f"{bits_per_s // scale}{unit}"
+    return f"{bits_per_s}bit"
+
+
+def tbf_burst_bytes(bits_per_s: int) -> int:
+    """Token-bucket depth for ``bits_per_s``: about 2.5 ms of traffic, at least 32 KiB.
+
+    A bucket smaller than what the rate delivers between timer ticks makes tbf cap below
+    the configured rate; 2.5 ms gives ~312 KB at 1 Gbit/s (>= the 256 KB that rate needs)
+    and stays short enough not to hide the limit at 10 Mbit/s.
+    """
+    return max(32 * 1024, bits_per_s // 8 * 25 // 10_000)
+
+
+def can_build() -> tuple[bool, str]:
+    """Whether this process can build namespaces; the reason when it cannot."""
+    if os.geteuid() != 0:
+        return False, "not root: network namespaces and tc need root"
+    for tool in ("ip", "tc"):
+        if not any((Path(d) / tool).exists() for d in os.environ.get("PATH", "").split(":")):
+            return False, f"the {tool!r} command (iproute2) is not on PATH"
+    return True, ""
+
+
+def _run(argv: Sequence[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(list(argv), capture_output=True, text=True, check=False)
+    if check and done.returncode != 0:
+        raise NetnsError(
+            f"`{' '.join(argv)}` failed ({done.returncode}): {done.stderr.strip()}; "
+            "run as root with iproute2 installed, and remove leftovers with "
+            "`pactrain bench --clean-stale`"
+        )
+    return done
+
+
+def list_namespaces() -> list[str]:
+    """Names of all network namespaces known to ``ip netns``."""
+    out = _run(["ip", "netns", "list"], check=False).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _delete_namespace(name: str) -> None:
+    """Kill what still runs inside ``name`` (only our workers ever do), then delete it."""
+    pids = _run(["ip", "netns", "pids", name], check=False).stdout.split()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.kill(int(pid), 9)
+    _run(["ip", "netns", "del", name], check=False)
+
+
+def stale_namespaces() -> list[str]:
+    """Our namespaces whose creating process no longer exists (a crashed or killed run)."""
+    stale = []
+    for name in list_namespaces():
+        match = _NAME_RE.match(name)
+        if match and not _pid_alive(int(match.group(1))):
+            stale.append(name)
+    return stale
+
+
+def clean_stale() -> list[str]:
+    """Remove every stale namespace of ours; returns the names removed."""
+    removed = stale_namespaces()
+    for name in removed:
+        _delete_namespace(name)
+    return removed
+
+
+@dataclass(frozen=True)
+class LinkCounters:
+    """Cumulative byte and packet counters of one worker's ``eth0``."""
+
+    tx_bytes: int
+    rx_bytes: int
+    tx_packets: int
+    rx_packets: int
+
+
+def read_own_counters(ifname: str = WORKER_IFNAME) -> LinkCounters | None:
+    """Counters of ``ifname`` in the calling process's own namespace, or ``None`` if absent.
+
+    Reads ``/proc/self/net/dev``, which is per network namespace, so a worker started with
+    ``ip netns exec`` sees its own ``eth0``.
+    """
+    try:
+        lines = Path("/proc/self/net/dev").read_text().splitlines()[2:]
+    except OSError:
+        return None
+    for line in lines:
+        name, _, rest = line.partition(":")
+        if name.strip() == ifname:
+            f = rest.split()
+            return LinkCounters(
+                rx_bytes=int(f[0]), rx_packets=int(f[1]), tx_bytes=int(f[8]), tx_packets=int(f[9])
+            )
+    return None
+
+
+@dataclass
+class Topology:
+    """``workers`` namespaces on one shaped bridge; use as a context manager.
+
+    Example::
+
+        with Topology(workers=4, rate="100mbit") as topo:
+            subprocess.run(topo.exec_prefix(0) + ["python", "-c", "..."])
+            print(topo.address(0), topo.counters(0).tx_bytes)
+    """
+
+    workers: int
+    rate: str | None = "100mbit"
+    subnet: str = "10.77.0"
+    tag: str = field(default_factory=lambda: secrets.token_hex(2))
+    _built: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.workers <= 250:
+            raise ValueError(f"workers must be 1..250 (one /24 subnet), got {self.workers}")
+        self.rate_bits = parse_rate(self.rate) if self.rate else None
+        self.run_id = f"{os.getpid()}-{self.tag}"
+
+    # names -------------------------------------------------------------------------------
+    @property
+    def hub(self) -> str:
+        return f"{PREFIX}{self.run_id}-hub"
+
+    def namespace(self, rank: int) -> str:
+        return f"{PREFIX}{self.run_id}-w{rank}"
+
+    def address(self, rank: int) -> str:
+        """IPv4 address of ``rank``'s ``eth0`` (exists only inside its namespace)."""
+        return f"{self.subnet}.{rank + 1}"
+
+    def namespaces(self) -> list[str]:
+        return [self.hub] + [self.namespace(k) for k in range(self.workers)]
+
+    def exec_prefix(self, rank: int) -> list[str]:
+        """argv prefix that runs a command as ``rank`` inside its namespace.
+
+        ``GLOO_SOCKET_IFNAME`` pins gloo to the shaped ``eth0``: otherwise gloo resolves
+        the host name, whose address does not exist in the namespace.
+        """
+        return [
+            "ip", "netns", "exec", self.namespace(rank),
+            "env", f"GLOO_SOCKET_IFNAME={WORKER_IFNAME}",
+        ]
+
+    # life cycle ----------------------------------------------------------------------------
+    def build(self) -> Topology:
+        """Create namespaces, veth pairs, the bridge and the shapers; undo all on failure."""
+        ok, why = can_build()
+        if not ok:
+            raise NetnsError(f"cannot build a throttled network: {why}")
+        atexit.register(self.teardown)
+        self._built = True
+        try:
+            self._build()
+        except BaseException:
+            self.teardown()
+            raise
+        return self
+
+    def _build(self) -> None:
+        hub = self.hub
+        _run(["ip", "netns", "add", hub])
+        _run(["ip", "-n", hub, "link", "set", "lo", "up"])
+        _run(["ip", "-n", hub, "link", "add", BRIDGE, "type", "bridge"])
+        _run(["ip", "-n", hub, "link", "set", BRIDGE, "up"])
+        for rank in range(self.workers):
+            ns, hub_end = self.namespace(rank), f"h{rank}"
+            _run(["ip", "netns", "add", ns])
+            _run(["ip", "-n", ns, "link", "set", "lo", "up"])
+            # Both ends are born inside the namespaces: nothing passes through the root one.
+            _run(["ip", "-n", ns, "link", "add", WORKER_IFNAME, "type", "veth",
+                  "peer", "name", hub_end, "netns", hub])
+            _run(["ip", "-n", ns, "addr", "add", f"{self.address(rank)}/24",
+                  "dev", WORKER_IFNAME])
+            _run(["ip", "-n", ns, "link", "set", WORKER_IFNAME, "up"])
+            _run(["ip", "-n", hub, "link", "set", hub_end, "master", BRIDGE])
+            _run(["ip", "-n", hub, "link", "set", hub_end, "up"])
+            if self.rate_bits is not None:
+                self._shape(ns, WORKER_IFNAME)
+                self._shape(hub, hub_end)
+
+    def _shape(self, ns: str, dev: str) -> None:
+        assert self.rate_bits is not None
+        burst = tbf_burst_bytes(self.rate_bits)
+        # Queue of ~100 ms at the rate (plus the burst): deep enough that TCP does not
+        # lose packets at the shaper, short enough not to hide the limit.
+        limit = burst + max(64 * 1024, self.rate_bits // 8 // 10)
+        _run(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf",
+              "rate", f"{self.rate_bits}bit", "burst", str(burst), "limit", str(limit)])
+
+    def teardown(self) -> None:
+        """Remove every namespace of this run (idempotent; also called at exit)."""
+        if not self._built:
+            return
+        self._built = False
+        present = set(list_namespaces())
+        for ns in reversed(self.namespaces()):
+            if ns in present:
+                _delete_namespace(ns)
+        with contextlib.suppress(Exception):
+            atexit.unregister(self.teardown)
+
+    def __enter__(self) -> Topology:
+        return self.build()
+
+    def __exit__(self, *exc: object) -> None:
+        self.teardown()
+
+    # inspection ----------------------------------------------------------------------------
+    def counters(self, rank: int) -> LinkCounters:
+        """Cumulative counters of ``rank``'s ``eth0``, read from outside its namespace."""
+        out = _run(["ip", "-j", "-s", "-n", self.namespace(rank), "link", "show",
+                    "dev", WORKER_IFNAME]).stdout
+        stats = json.loads(out)[0]["stats64"]
+        return LinkCounters(
+            tx_bytes=int(stats["tx"]["bytes"]), rx_bytes=int(stats["rx"]["bytes"]),
+            tx_packets=int(stats["tx"]["packets"]), rx_packets=int(stats["rx"]["packets"]),
+        )
+
+    def links(self, ns: str) -> list[str]:
+        """Interface names inside namespace ``ns``."""
+        out = _run(["ip", "-j", "-n", ns, "link", "show"]).stdout
+        return [entry["ifname"] for entry in json.loads(out)]
+
+    def qdisc(self, ns: str, dev: str) -> str:
+        """``tc qdisc show`` of ``dev`` in ``ns`` (for checks and the bench's environment)."""
+        return _run(["tc", "-n", ns, "qdisc", "show", "dev", dev]).stdout.strip()
