@@ -1,0 +1,107 @@
+"""ResNet-18 (He et al. 2016) at 32x32 input, for throughput on generated images.
+
+Why this layout: it is the ImageNet ResNet-18 (7x7 stride-2 stem, max-pool, four stages of
+two basic blocks, 1000-way head), so the gradient has the 11,689,512 entries (46.76 MB in
+fp32) that make it the usual communication-heavy benchmark. At 32x32 input its compute is
+small next to that gradient, which is the regime where the network, not the CPU, limits
+data-parallel training.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+from torch import nn
+
+from pactrain.data.synthetic_images import image_batches, make_images
+from pactrain.models import Batch, ModelSpec, register_model
+
+
+class BasicBlock(nn.Module):
+    """Two 3x3 convolutions with batch norm and an identity (or 1x1 projection) shortcut."""
+
+    def __init__(self, in_ch: int, out_ch: int, stride: int = 1) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(in_ch, out_ch, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(out_ch)
+        self.conv2 = nn.Conv2d(out_ch, out_ch, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(out_ch)
+        self.shortcut: nn.Module = nn.Identity()
+        if stride != 1 or in_ch != out_ch:
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(in_ch, out_ch, 1, stride, bias=False), nn.BatchNorm2d(out_ch)
+            )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return torch.relu(out + self.shortcut(x))
+
+
+class ResNet18(nn.Module):
+    """ImageNet ResNet-18; ``num_classes=1000`` gives the textbook 11,689,512 parameters."""
+
+    def __init__(self, num_classes: int = 1000, in_channels: int = 3) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(
+            nn.Conv2d(in_channels, 64, 7, 2, 3, bias=False),
+            nn.BatchNorm2d(64),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(3, 2, 1),
+        )
+        layers: list[nn.Module] = []
+        in_ch = 64
+        for out_ch, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            layers += [BasicBlock(in_ch, out_ch, stride), BasicBlock(out_ch, out_ch, 1)]
+            in_ch = out_ch
+        self.stages = nn.Sequential(*layers)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(512, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.stages(self.stem(x))
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+NUM_CLASSES = 1000
+
+
+def build(seed: int) -> nn.Module:
+    """ResNet-18 with weights drawn from a generator seeded by ``seed``."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return ResNet18(NUM_CLASSES)
+
+
+def batches(
+    rank: int, world_size: int, batch_size: int, seed: int, start_step: int = 0
+) -> Iterator[Batch]:
+    """Generated 32x32 images of ``NUM_CLASSES`` classes (see pactrain.data.synthetic_images)."""
+    return image_batches(rank, world_size, batch_size, seed, start_step, NUM_CLASSES)
+
+
+def loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy."""
+    return nn.functional.cross_entropy(outputs, targets)
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module) -> dict[str, float]:
+    """Accuracy and loss on 256 held-out generated images (a different seed)."""
+    images, labels = make_images(256, NUM_CLASSES, seed=987_654)
+    model.eval()
+    logits = model(images)
+    return {
+        "test_accuracy": float((logits.argmax(1) == labels).float().mean()),
+        "test_loss": float(nn.functional.cross_entropy(logits, labels)),
+    }
+
+
+SPEC = register_model(ModelSpec(
+    name="resnet18", build=build, batches=batches, loss=loss, evaluate=evaluate,
+    primary_metric="test_accuracy", higher_is_better=True, default_batch_size=8,
+    default_lr=0.05,
+    description="ImageNet ResNet-18 (11.69 M parameters) on generated 32x32 images",
+    extra={"parameters": 11_689_512},
+))

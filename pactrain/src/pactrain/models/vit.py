@@ -1,0 +1,108 @@
+"""ViT-Tiny (Dosovitskiy et al. 2021; width 192, 12 blocks, 3 heads) at 32x32 input.
+
+Why: a transformer's gradient is almost all linear layers (attention and MLP), a different
+sparsity structure from convolutions. 4x4 patches on 32x32 images give 64 tokens plus a
+class token; about 5.4 M parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+from torch import nn
+
+from pactrain.data.synthetic_images import image_batches, make_images
+from pactrain.models import Batch, ModelSpec, register_model
+
+
+class EncoderBlock(nn.Module):
+    """Pre-norm transformer block: self-attention then a GELU MLP, each with a residual."""
+
+    def __init__(self, dim: int, heads: int, mlp_ratio: int = 4) -> None:
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(
+            nn.Linear(dim, mlp_ratio * dim), nn.GELU(), nn.Linear(mlp_ratio * dim, dim)
+        )
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class ViTTiny(nn.Module):
+    """Vision transformer for 32x32 images; class token, learned position embeddings."""
+
+    def __init__(
+        self,
+        num_classes: int = 10,
+        image_size: int = 32,
+        patch: int = 4,
+        dim: int = 192,
+        depth: int = 12,
+        heads: int = 3,
+    ) -> None:
+        super().__init__()
+        if image_size % patch:
+            raise ValueError(f"image_size {image_size} must be a multiple of patch {patch}")
+        tokens = (image_size // patch) ** 2
+        self.patchify = nn.Conv2d(3, dim, patch, patch)
+        self.cls = nn.Parameter(torch.zeros(1, 1, dim))
+        self.pos = nn.Parameter(torch.randn(1, tokens + 1, dim) * 0.02)
+        self.blocks = nn.ModuleList(EncoderBlock(dim, heads) for _ in range(depth))
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.patchify(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x[:, 0]))
+
+
+NUM_CLASSES = 10
+
+
+def build(seed: int) -> nn.Module:
+    """ViT-Tiny with weights drawn from a generator seeded by ``seed``."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return ViTTiny(NUM_CLASSES)
+
+
+def batches(
+    rank: int, world_size: int, batch_size: int, seed: int, start_step: int = 0
+) -> Iterator[Batch]:
+    """Generated 32x32 images of ``NUM_CLASSES`` classes (see pactrain.data.synthetic_images)."""
+    return image_batches(rank, world_size, batch_size, seed, start_step, NUM_CLASSES)
+
+
+def loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy."""
+    return nn.functional.cross_entropy(outputs, targets)
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module) -> dict[str, float]:
+    """Accuracy and loss on 256 held-out generated images (a different seed)."""
+    images, labels = make_images(256, NUM_CLASSES, seed=987_654)
+    model.eval()
+    logits = model(images)
+    return {
+        "test_accuracy": float((logits.argmax(1) == labels).float().mean()),
+        "test_loss": float(nn.functional.cross_entropy(logits, labels)),
+    }
+
+
+SPEC = register_model(ModelSpec(
+    name="vit-tiny", build=build, batches=batches, loss=loss, evaluate=evaluate,
+    primary_metric="test_accuracy", higher_is_better=True, default_batch_size=8,
+    default_lr=0.01,
+    description="ViT-Tiny (192 wide, 12 blocks, 5.36 M parameters) on generated 32x32 images",
+    extra={"parameters": 5_362_762},
+))
