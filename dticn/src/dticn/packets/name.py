@@ -1,0 +1,54 @@
+"""NDN names as hashable tuples of encoded components.
+
+A :data:`Name` is a ``tuple[bytes, ...]`` whose items are whole component TLVs (type,
+length and value), so typed components (``seg=``, ``v=``, ``params-sha256=``) keep their
+type, names hash and compare fast as dict keys (FIB, PIT, CS), and a prefix is a slice.
+Parsing and printing the URI form is delegated to python-ndn so both sides agree on
+escaping and typed-component syntax.
+"""
+
+from __future__ import annotations
+
+from ndn.encoding import Name as _NdnName
+
+from dticn.packets.tlv import DecodeError, encode_var, iter_elements
+
+Name = tuple[bytes, ...]
+
+TYPE_NAME = 0x07
+TYPE_GENERIC = 0x08
+TYPE_IMPLICIT_SHA256 = 0x01
+TYPE_PARAMS_SHA256 = 0x02
+
+
+def name_from_str(uri: str) -> Name:
+    """Parse an NDN URI (``/a/b/seg=3``) into a :data:`Name`."""
+    return tuple(bytes(c) for c in _NdnName.from_str(uri))
+
+
+def name_to_str(name: Name) -> str:
+    """Render a :data:`Name` as an NDN URI."""
+    return _NdnName.to_str(list(name))
+
+
+def encode_name(name: Name) -> bytes:
+    """The Name TLV."""
+    value = b"".join(name)
+    return encode_var(TYPE_NAME) + encode_var(len(value)) + value
+
+
+def decode_name_value(buf: memoryview, start: int, end: int) -> Name:
+    """Split a Name's TLV-VALUE into components, checking each component's shape."""
+    comps: list[bytes] = []
+    for typ, estart, vstart, vend in iter_elements(buf, start, end):
+        if typ == 0 or typ > 0xFFFF:
+            raise DecodeError(f"name component type {typ} outside 1..65535")
+        if typ in (TYPE_IMPLICIT_SHA256, TYPE_PARAMS_SHA256) and vend - vstart != 32:
+            raise DecodeError(f"digest component of type {typ} must be 32 bytes")
+        comps.append(bytes(buf[estart:vend]))
+    return tuple(comps)
+
+
+def is_prefix(prefix: Name, name: Name) -> bool:
+    """True when ``prefix`` is a (non-strict) prefix of ``name``."""
+    return len(prefix) <= len(name) and name[: len(prefix)] == prefix
