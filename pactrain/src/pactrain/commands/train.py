@@ -1,0 +1,49 @@
+"""`pactrain train`: train a registered model with a registered method on local workers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def train(
+    model: str = typer.Option("digits-cnn", help="Model name (see docs/pactrain-core.md)."),
+    method: str = typer.Option("pactrain", help="dense, pactrain, pactrain-fp32, ..."),
+    workers: int = typer.Option(2, min=1, help="Worker processes (gloo) on this machine."),
+    steps: int = typer.Option(300, min=1, help="Optimizer steps."),
+    sparsity: float = typer.Option(0.8, min=0.0, max=0.99, help="Final pruning sparsity."),
+    seed: int = typer.Option(0, help="Seeds model init, data order and compression."),
+    batch_size: int | None = typer.Option(None, help="Per-worker batch (default: model's)."),
+    lr: float | None = typer.Option(None, help="SGD learning rate (default: model's)."),
+    accumulation: int = typer.Option(1, min=1, help="Micro-batches per step (no_sync)."),
+    bucket_cap_mb: float = typer.Option(25.0, help="DDP bucket size in MB."),
+    error_feedback: bool = typer.Option(True, help="Residuals for lossy tiers."),
+    json_out: Path | None = typer.Option(None, "--json", help="Write the result here."),
+    checkpoint: Path | None = typer.Option(None, help="Save model/optimizer/hook state here."),
+    resume: Path | None = typer.Option(None, help="Continue from this checkpoint."),
+    timeout: float = typer.Option(3600.0, help="Kill all workers after this many seconds."),
+) -> None:
+    """Train MODEL with METHOD on WORKERS local gloo processes and print the result."""
+    from pactrain.train.config import RunConfig
+    from pactrain.train.launch import run_training
+
+    config = RunConfig(
+        model=model, method=method, workers=workers, steps=steps, sparsity=sparsity,
+        seed=seed, batch_size=batch_size, lr=lr, accumulation=accumulation,
+        bucket_cap_mb=bucket_cap_mb, error_feedback=error_feedback,
+        json_out=str(json_out) if json_out else None,
+        checkpoint=str(checkpoint) if checkpoint else None,
+        resume=str(resume) if resume else None,
+    )
+    result = run_training(config, timeout_s=timeout)
+    keys = ("method", "model", "workers", "steps", "samples_per_s", "density",
+            "payload_bytes_per_step", "dense_payload_bytes_per_step",
+            "final_test_accuracy", "final_test_loss", "mask_consistent", "tier_counts")
+    typer.echo(json.dumps({k: result[k] for k in keys if k in result}, indent=2))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `train` to the CLI."""
+    app.command("train")(train)

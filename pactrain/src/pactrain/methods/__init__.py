@@ -1,0 +1,166 @@
+"""Communication-method registry: what `--method` can name.
+
+Contract (PacTrain's own methods and the baselines follow it)
+--------------------------------------------------------------
+A method is a :class:`MethodSpec` in :data:`METHODS`. Its ``factory`` is called once per
+rank, after the model is wrapped in ``DistributedDataParallel`` and before the first
+iteration::
+
+    method = spec.factory(process_group, ddp_model, config, tracker)
+
+- ``process_group``: the group to communicate in (``None`` means the default group).
+- ``ddp_model``: the ``DistributedDataParallel`` wrapper (``ddp_model.module`` is the model).
+- ``config``: a :class:`MethodConfig` (world size, rank, sparsity, seed, method options).
+- ``tracker``: the :class:`pactrain.masks.MaskTracker` when ``spec.uses_pruning`` is true,
+  else ``None``. Methods that use pruning read masks and ``mask_version`` from it.
+
+The factory returns an object following :class:`CommMethod`:
+
+- ``state``: the hook state, passed as ``state`` to ``register_comm_hook``.
+- ``hook``: ``(state, bucket) -> torch.futures.Future[torch.Tensor]``; it divides by the
+  world size itself and fills ``payload``.
+- ``payload``: a :class:`pactrain.accounting.PayloadCounter`; the hook adds the bytes it
+  hands to each collective (per rank, before the ring factor 2(N-1)/N) and calls
+  ``end_step()`` on the bucket for which ``bucket.is_last()`` is true.
+- ``summary() -> dict``: JSON-ready facts for the result (e.g. tier counts per bucket).
+- optional ``on_step_end(step)``: called by the training loop on every rank after each
+  optimizer step (a safe point for small collectives, e.g. refreshing the link model).
+- optional ``state_dict()`` / ``load_state_dict(d)``: checkpointable state, no process group.
+
+Register the hook with :func:`attach`, which refuses a hook registered after training
+started (DDP's buckets and the method's caches would disagree about what was sent).
+
+``spec.uses_pruning``: whether PacTrain's gradual pruning runs under this method. The
+``dense`` method uses it too, so it is the exact reference for the compacted tiers;
+baselines without pruning (top-k, TernGrad, PowerSGD) set it to ``False``.
+
+Modules of this package register their specs on import; :func:`load_builtin_methods`
+imports all of them. Adding a method is adding a module here that calls
+:func:`register_method`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pactrain.accounting import PayloadCounter
+from pactrain.registry import Registry
+
+if TYPE_CHECKING:
+    from torch import nn
+    from torch.distributed import ProcessGroup
+
+    from pactrain.masks import MaskTracker
+
+
+class HookRegistrationError(RuntimeError):
+    """A communication hook cannot be registered now (see the message for the fix)."""
+
+
+@dataclass
+class MethodConfig:
+    """Options every method factory receives.
+
+    Attributes:
+        world_size: number of ranks in the group.
+        rank: this rank.
+        sparsity: final pruning sparsity of the run (methods may size themselves by it).
+        seed: run seed; stochastic methods derive per-rank generators from it.
+        error_feedback: keep a residual of what lossy compression dropped.
+        tier: force one PacTrain tier (``"dense"``, ``"fp32"``, ``"fp16"``, ``"bf16"``,
+            ``"ternary"``); ``None`` lets the adaptive policy decide per bucket.
+        allowed_tiers: tiers the adaptive policy may pick from.
+        refresh_every: steps between refreshes of the measured link model.
+        probe_link: measure the alpha-beta link model at start-up.
+        options: method-specific options (e.g. ``{"ratio": 0.01}`` for top-k,
+            ``{"rank": 2}`` for PowerSGD).
+    """
+
+    world_size: int
+    rank: int = 0
+    sparsity: float = 0.8
+    seed: int = 0
+    error_feedback: bool = True
+    tier: str | None = None
+    allowed_tiers: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary")
+    refresh_every: int = 50
+    probe_link: bool = True
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class CommMethod(Protocol):
+    """What a method factory returns (see the module docstring)."""
+
+    state: Any
+    payload: PayloadCounter
+
+    @property
+    def hook(self) -> Callable[..., Any]: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+
+MethodFactory = Callable[
+    ["ProcessGroup | None", "nn.Module", MethodConfig, "MaskTracker | None"], CommMethod
+]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One entry of :data:`METHODS`.
+
+    Attributes:
+        name: the registry name (``--method``).
+        factory: see the module docstring.
+        uses_pruning: run PacTrain's gradual pruning and mask tracker under this method.
+        lossy: whether the averaged gradient differs from the exact (masked) average.
+        description: one line for ``--help`` and reports.
+    """
+
+    name: str
+    factory: MethodFactory
+    uses_pruning: bool
+    lossy: bool = False
+    description: str = ""
+
+
+METHODS: Registry[MethodSpec] = Registry("method")
+
+
+def register_method(spec: MethodSpec) -> MethodSpec:
+    """Add ``spec`` to :data:`METHODS` under ``spec.name`` and return it."""
+    return METHODS.register(spec.name)(spec)
+
+
+def load_builtin_methods() -> Registry[MethodSpec]:
+    """Import every module of this package (idempotent) and return :data:`METHODS`."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        importlib.import_module(f"{__name__}.{info.name}")
+    return METHODS
+
+
+def get_method(name: str) -> MethodSpec:
+    """Look ``name`` up after loading the built-in methods (``KeyError`` lists the choices)."""
+    return load_builtin_methods().get(name)
+
+
+def attach(ddp_model: nn.Module, method: CommMethod) -> None:
+    """Register ``method.hook`` on ``ddp_model``, refusing to do so once training started.
+
+    Why: DDP fixes its buckets in the first iterations and a stateful hook builds caches
+    (indices, residuals, payload counts) from the first bucket it sees; a hook swapped in
+    mid-run would start from gradients that were already reduced differently.
+    """
+    module = getattr(ddp_model, "module", ddp_model)
+    if any(p.grad is not None for p in module.parameters()):
+        raise HookRegistrationError(
+            "the communication hook must be registered before the first backward pass "
+            "(gradients already exist); create the method and call attach() right after "
+            "wrapping the model in DistributedDataParallel"
+        )
+    ddp_model.register_comm_hook(method.state, method.hook)

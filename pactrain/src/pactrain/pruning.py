@@ -1,0 +1,223 @@
+"""Gradual magnitude pruning (Zhu and Gupta, 2017) of conv and linear weights.
+
+Why gradual: pruning 80% of the weights at once costs accuracy that training cannot win
+back; raising the sparsity along a cubic curve lets the network adapt while most of the
+communication saving already arrives early.
+
+Target sparsity at step t (t0 = start, t1 = end, s_i initial, s_f final)::
+
+    s_t = s_f + (s_i - s_f) * (1 - (t - t0) / (t1 - t0)) ** 3      for t0 <= t <= t1
+
+Masks change only on update steps (t0, t0 + frequency, ..., and t1). Ranking is by |w|,
+either globally over all prunable weights or per layer, with a deterministic tie-break
+(stable sort: among equal magnitudes the lower flat index is pruned first), so ranks that
+hold the same weights derive the same masks without talking. Once pruned, a weight stays
+pruned. Pruned weights and their optimizer state (momentum, Adam moments) are zeroed, and
+gradients at pruned positions are zeroed before the optimizer sees them, so weight decay
+cannot revive them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+
+#: Module types whose ``weight`` is pruned (biases, norms, embeddings stay dense).
+PRUNABLE_TYPES: tuple[type[nn.Module], ...] = (
+    nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d,
+)
+
+
+class NothingToPruneError(ValueError):
+    """The model has no conv or linear weight to prune."""
+
+
+@dataclass(frozen=True)
+class PruningConfig:
+    """Schedule of gradual magnitude pruning.
+
+    Attributes:
+        final_sparsity: fraction of prunable weights that are zero at and after ``end_step``.
+        start_step: first mask update (t0).
+        end_step: last mask update (t1); the final sparsity holds from here on.
+        frequency: steps between mask updates.
+        initial_sparsity: sparsity at ``start_step`` (s_i).
+        scope: ``"global"`` (one ranking over all prunable weights) or ``"layer"``.
+    """
+
+    final_sparsity: float = 0.8
+    start_step: int = 0
+    end_step: int = 100
+    frequency: int = 10
+    initial_sparsity: float = 0.0
+    scope: str = "global"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.initial_sparsity <= self.final_sparsity < 1.0:
+            raise ValueError(
+                "need 0 <= initial_sparsity <= final_sparsity < 1, got "
+                f"{self.initial_sparsity} and {self.final_sparsity}"
+            )
+        if self.end_step < self.start_step or self.frequency < 1:
+            raise ValueError(
+                f"need start_step <= end_step and frequency >= 1, got {self.start_step}, "
+                f"{self.end_step}, {self.frequency}"
+            )
+        if self.scope not in ("global", "layer"):
+            raise ValueError(f"scope must be 'global' or 'layer', got {self.scope!r}")
+
+    @classmethod
+    def for_run(cls, steps: int, final_sparsity: float, scope: str = "global") -> PruningConfig:
+        """A schedule that prunes from 10% to 60% of a run of ``steps`` steps, ~10 updates."""
+        start = int(0.1 * steps)
+        end = max(start, int(0.6 * steps))
+        frequency = max(1, (end - start) // 10)
+        return cls(final_sparsity=final_sparsity, start_step=start, end_step=end,
+                   frequency=frequency, scope=scope)
+
+    def target_sparsity(self, step: int) -> float:
+        """s_t of the cubic schedule (clamped before t0 and after t1)."""
+        if step < self.start_step:
+            return 0.0 if self.initial_sparsity == 0.0 else self.initial_sparsity
+        if step >= self.end_step or self.end_step == self.start_step:
+            return self.final_sparsity
+        progress = (step - self.start_step) / (self.end_step - self.start_step)
+        return self.final_sparsity + (self.initial_sparsity - self.final_sparsity) * (
+            1.0 - progress) ** 3
+
+    def is_update_step(self, step: int) -> bool:
+        """Whether masks are recomputed before step ``step``."""
+        if step < self.start_step or step > self.end_step:
+            return False
+        return (step - self.start_step) % self.frequency == 0 or step == self.end_step
+
+
+class GradualPruner:
+    """Owns the masks of one model and keeps weights, gradients and optimizer state masked.
+
+    Args:
+        model: the module (not the DDP wrapper; its parameters are the same objects).
+        config: the schedule.
+
+    Raises:
+        NothingToPruneError: the model has no conv/linear weight.
+    """
+
+    def __init__(self, model: nn.Module, config: PruningConfig) -> None:
+        self.config = config
+        self.params: dict[str, nn.Parameter] = {}
+        for module_name, module in model.named_modules():
+            if isinstance(module, PRUNABLE_TYPES) and getattr(module, "weight", None) is not None:
+                name = f"{module_name}.weight" if module_name else "weight"
+                self.params[name] = module.weight
+        if not self.params:
+            raise NothingToPruneError(
+                f"{type(model).__name__} has no Linear or Conv weight to prune; use a method "
+                "without pruning (e.g. a baseline) or add prunable layers"
+            )
+        self.masks: dict[str, torch.Tensor] = {
+            name: torch.ones_like(p, dtype=torch.bool) for name, p in self.params.items()
+        }
+        self.sparsity = 0.0
+        self.last_update_step = -1
+        self.total_params = sum(p.numel() for p in model.parameters())
+
+    # -- schedule ------------------------------------------------------------------------
+    def maybe_update(self, step: int) -> bool:
+        """Recompute masks if ``step`` is an update step; return whether any mask changed."""
+        if not self.config.is_update_step(step) or step == self.last_update_step:
+            return False
+        self.last_update_step = step
+        return self.update_masks(self.config.target_sparsity(step))
+
+    @torch.no_grad()
+    def update_masks(self, sparsity: float) -> bool:
+        """Prune the smallest-magnitude weights up to ``sparsity``; return whether masks changed.
+
+        Already pruned weights rank below every live weight, so masks only shrink.
+        """
+        self.sparsity = sparsity
+        changed = False
+        if self.config.scope == "global":
+            scores = torch.cat([self._scores(n).flatten() for n in self.params])
+            keep = self._keep_mask(scores, sparsity)
+            offset = 0
+            for name, mask in self.masks.items():
+                new = keep[offset:offset + mask.numel()].view_as(mask)
+                offset += mask.numel()
+                changed |= not torch.equal(new, mask)
+                self.masks[name] = new
+        else:
+            for name, mask in self.masks.items():
+                new = self._keep_mask(self._scores(name).flatten(), sparsity).view_as(mask)
+                changed |= not torch.equal(new, mask)
+                self.masks[name] = new
+        return changed
+
+    def _scores(self, name: str) -> torch.Tensor:
+        score = self.params[name].detach().abs().float()
+        return torch.where(self.masks[name], score, torch.full_like(score, -1.0))
+
+    @staticmethod
+    def _keep_mask(scores: torch.Tensor, sparsity: float) -> torch.Tensor:
+        n_prune = math.floor(sparsity * scores.numel())
+        keep = torch.ones(scores.numel(), dtype=torch.bool, device=scores.device)
+        if n_prune > 0:
+            order = torch.argsort(scores, stable=True)
+            keep[order[:n_prune]] = False
+        return keep
+
+    # -- enforcement ---------------------------------------------------------------------
+    @torch.no_grad()
+    def apply(self, optimizer: torch.optim.Optimizer | None = None) -> None:
+        """Zero pruned weights and every optimizer-state tensor shaped like them."""
+        for name, p in self.params.items():
+            mask = self.masks[name]
+            p.mul_(mask)
+            if optimizer is not None:
+                for value in optimizer.state.get(p, {}).values():
+                    if torch.is_tensor(value) and value.shape == p.shape:
+                        value.mul_(mask)
+
+    @torch.no_grad()
+    def mask_gradients(self) -> None:
+        """Zero gradients at pruned positions (gradient sparsity enforcement)."""
+        for name, p in self.params.items():
+            if p.grad is not None:
+                p.grad.mul_(self.masks[name])
+
+    # -- facts ---------------------------------------------------------------------------
+    def density(self) -> float:
+        """Fraction of prunable weights that are kept."""
+        kept = sum(int(m.sum()) for m in self.masks.values())
+        return kept / sum(m.numel() for m in self.masks.values())
+
+    def model_density(self) -> float:
+        """Fraction of all parameters (prunable or not) that are kept."""
+        pruned = sum(m.numel() - int(m.sum()) for m in self.masks.values())
+        return 1.0 - pruned / self.total_params
+
+    def state_dict(self) -> dict:
+        """Masks and schedule position (what a resumed run needs to continue identically)."""
+        return {
+            "masks": {n: m.clone() for n, m in self.masks.items()},
+            "sparsity": self.sparsity,
+            "last_update_step": self.last_update_step,
+            "config": asdict(self.config),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        """Restore masks and schedule position saved by :meth:`state_dict`."""
+        if set(state["masks"]) != set(self.masks):
+            raise ValueError(
+                "checkpoint masks name other layers than this model "
+                f"({sorted(state['masks'])[:3]}... vs {sorted(self.masks)[:3]}...); "
+                "resume with the same --model"
+            )
+        for name, mask in state["masks"].items():
+            self.masks[name] = mask.to(self.masks[name].device, torch.bool).clone()
+        self.sparsity = float(state["sparsity"])
+        self.last_update_step = int(state["last_update_step"])

@@ -1,0 +1,91 @@
+"""The run description every worker receives as JSON (one object, same on every rank)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class RunConfig:
+    """One training run.
+
+    Attributes:
+        model: registry name in :data:`pactrain.models.MODELS`.
+        method: registry name in :data:`pactrain.methods.METHODS`.
+        workers: world size (processes).
+        steps: optimizer steps to train (total, counting steps before a resume).
+        sparsity: final pruning sparsity (0 disables pruning's effect).
+        seed: seeds model init, data order and stochastic compression.
+        batch_size: per-rank batch size (``None``: the model's default).
+        lr: SGD learning rate (``None``: the model's default).
+        momentum, weight_decay: SGD settings.
+        accumulation: micro-batches per step; all but the last run under ``no_sync()``.
+        bucket_cap_mb: DDP bucket size.
+        gradient_as_bucket_view: passed to DDP.
+        prune_start, prune_end: fractions of ``steps`` where the pruning schedule runs.
+        prune_frequency: steps between mask updates (``None``: about 10 updates).
+        prune_scope: ``"global"`` or ``"layer"``.
+        error_feedback: lossy tiers keep a residual.
+        refresh_every: steps between link-model refreshes.
+        probe_link: measure the link at start-up.
+        warmup_steps: steps left out of throughput and payload averages.
+        method_options: method-specific options (passed to the method factory).
+        checkpoint: path written at the end (model, optimizer, masks, hook state).
+        resume: checkpoint path to continue from.
+        json_out: path rank 0 writes the result to.
+        progress_path: rank 0 writes its step count here (the launcher draws the bar).
+        timeout_s: collective timeout of the process group.
+        backend: ``"gloo"`` (CPU) or ``"nccl"``.
+        evaluate: run the model's evaluation at the end (rank 0).
+    """
+
+    model: str = "digits-cnn"
+    method: str = "pactrain"
+    workers: int = 2
+    steps: int = 300
+    sparsity: float = 0.8
+    seed: int = 0
+    batch_size: int | None = None
+    lr: float | None = None
+    momentum: float = 0.9
+    weight_decay: float = 0.0
+    accumulation: int = 1
+    bucket_cap_mb: float = 25.0
+    gradient_as_bucket_view: bool = False
+    prune_start: float = 0.1
+    prune_end: float = 0.6
+    prune_frequency: int | None = None
+    prune_scope: str = "global"
+    error_feedback: bool = True
+    refresh_every: int = 50
+    probe_link: bool = True
+    warmup_steps: int = 5
+    method_options: dict[str, Any] = field(default_factory=dict)
+    checkpoint: str | None = None
+    resume: str | None = None
+    json_out: str | None = None
+    progress_path: str | None = None
+    timeout_s: float = 300.0
+    backend: str = "gloo"
+    evaluate: bool = True
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown run-config keys {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**data)
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunConfig:
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json())

@@ -1,0 +1,219 @@
+"""One rank's training: model, pruning, DDP, communication method, checkpoint, result.
+
+The loop per step (every rank runs the same sequence):
+
+1. ``tracker.step``: update masks if the schedule says so, verify them across ranks
+   (repairing a mismatch), zero pruned weights and optimizer state;
+2. ``accumulation`` micro-batches forward/backward, all but the last under ``no_sync()``;
+   the last backward runs the method's hook on every DDP bucket;
+3. zero gradients at pruned positions (a no-op after compacted tiers, the masking step
+   of the ``dense`` reference), optimizer step;
+4. ``method.on_step_end(step)`` if the method has one (link-model refresh).
+
+Throughput and payload are averaged over the steps after ``warmup_steps`` (DDP rebuilds its
+buckets after the first iteration, and the link probe runs at start-up).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel
+
+from pactrain.masks import MaskTracker
+from pactrain.methods import MethodConfig, attach, get_method
+from pactrain.models import get_model
+from pactrain.pruning import GradualPruner, PruningConfig
+from pactrain.train.config import RunConfig
+
+
+def pruning_config(config: RunConfig) -> PruningConfig:
+    """The schedule of a run: from ``prune_start`` to ``prune_end`` of its steps."""
+    start = int(config.prune_start * config.steps)
+    end = max(start, int(config.prune_end * config.steps))
+    frequency = config.prune_frequency or max(1, (end - start) // 10)
+    return PruningConfig(final_sparsity=config.sparsity, start_step=start, end_step=end,
+                         frequency=frequency, scope=config.prune_scope)
+
+
+def method_config(config: RunConfig, rank: int, world_size: int) -> MethodConfig:
+    """What the method factory receives."""
+    return MethodConfig(
+        world_size=world_size, rank=rank, sparsity=config.sparsity, seed=config.seed,
+        error_feedback=config.error_feedback, refresh_every=config.refresh_every,
+        probe_link=config.probe_link, options=dict(config.method_options),
+    )
+
+
+def _write_progress(path: str | None, step: int) -> None:
+    if path:
+        tmp = Path(path + ".tmp")
+        tmp.write_text(str(step))
+        tmp.replace(path)
+
+
+def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
+    """Train on this rank inside an initialized default process group; return the result.
+
+    Every rank returns the same facts about the model (it holds the same weights); metrics
+    of the held-out set are computed on rank 0 only.
+    """
+    torch.set_num_threads(1)
+    spec = get_model(config.model)
+    method_spec = get_method(config.method)
+    batch_size = config.batch_size or spec.default_batch_size
+    lr = config.lr if config.lr is not None else spec.default_lr
+
+    model = spec.build(config.seed)
+    tracker: MaskTracker | None = None
+    if method_spec.uses_pruning:
+        tracker = MaskTracker(GradualPruner(model, pruning_config(config)))
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=config.momentum,
+                                weight_decay=config.weight_decay)
+    start_step = 0
+    checkpoint: dict[str, Any] | None = None
+    if config.resume:
+        checkpoint = torch.load(config.resume, map_location="cpu", weights_only=False)
+        model.load_state_dict(checkpoint["model"])
+        optimizer.load_state_dict(checkpoint["optimizer"])
+        if tracker is not None:
+            tracker.load_state_dict(checkpoint["tracker"])
+        start_step = int(checkpoint["step"])
+
+    ddp = DistributedDataParallel(
+        model, bucket_cap_mb=config.bucket_cap_mb,
+        gradient_as_bucket_view=config.gradient_as_bucket_view,
+    )
+    method = method_spec.factory(None, ddp, method_config(config, rank, world_size), tracker)
+    if checkpoint is not None and hasattr(method, "load_state_dict"):
+        per_rank = checkpoint.get("method_per_rank") or []
+        if rank < len(per_rank) and per_rank[rank] is not None:
+            method.load_state_dict(per_rank[rank])
+    attach(ddp, method)
+    on_step_end = getattr(method, "on_step_end", None)
+
+    stream = spec.batches(rank, world_size, batch_size, config.seed,
+                          start_step * config.accumulation)
+    warm_at = min(start_step + config.warmup_steps, config.steps)
+    clock_start, payload_at_warm, losses = time.perf_counter(), (0, 0), []
+    payload_since_mask: tuple[int, int] = (0, 0)
+    for step in range(start_step, config.steps):
+        if step == warm_at:
+            clock_start = time.perf_counter()
+            payload_at_warm = (method.payload.total_bytes, method.payload.steps)
+        if tracker is not None and tracker.step(step, optimizer):
+            payload_since_mask = (method.payload.total_bytes, method.payload.steps)
+        optimizer.zero_grad(set_to_none=False)
+        step_loss = 0.0
+        for micro in range(config.accumulation):
+            inputs, targets = next(stream)
+            last = micro == config.accumulation - 1
+            with contextlib.nullcontext() if last else ddp.no_sync():
+                loss = spec.loss(ddp(inputs), targets) / config.accumulation
+                loss.backward()
+            step_loss += float(loss.detach())
+        if tracker is not None:
+            tracker.pruner.mask_gradients()
+        optimizer.step()
+        if on_step_end is not None:
+            on_step_end(step)
+        losses.append(step_loss)
+        if rank == 0 and (step % 5 == 0 or step == config.steps - 1):
+            _write_progress(config.progress_path, step + 1)
+    elapsed = time.perf_counter() - clock_start
+    timed_steps = config.steps - warm_at
+
+    mask_consistent = True
+    if tracker is not None:
+        tracker.verify_and_repair(optimizer)
+        mask_consistent = tracker.consistent
+    result = _result(config, rank, world_size, model, method, tracker, batch_size, lr,
+                     elapsed, timed_steps, payload_at_warm, payload_since_mask, losses,
+                     start_step)
+    result["mask_consistent"] = mask_consistent
+    if rank == 0 and config.evaluate:
+        result.update({f"final_{k}": v for k, v in spec.evaluate(model).items()})
+        result["primary_metric"] = f"final_{spec.primary_metric}"
+    if config.checkpoint:
+        _save_checkpoint(config.checkpoint, rank, world_size, model, optimizer, tracker,
+                         method, config)
+    return result
+
+
+def _result(
+    config: RunConfig, rank: int, world_size: int, model: torch.nn.Module, method: Any,
+    tracker: MaskTracker | None, batch_size: int, lr: float, elapsed: float,
+    timed_steps: int, payload_at_warm: tuple[int, int],
+    payload_since_mask: tuple[int, int], losses: list[float], start_step: int,
+) -> dict[str, Any]:
+    payload = method.payload
+    warm_bytes, warm_steps = payload_at_warm
+    mask_bytes, mask_steps = payload_since_mask
+    n_steps = payload.steps - warm_steps
+    n_final = payload.steps - mask_steps
+    dense_bytes = sum(p.numel() * p.element_size() for p in model.parameters()
+                      if p.requires_grad)
+    pruned_bytes = 0
+    if tracker is not None:
+        for name, mask in tracker.pruner.masks.items():
+            pruned_bytes += (mask.numel() - int(mask.sum())) * \
+                tracker.pruner.params[name].element_size()
+    samples = timed_steps * batch_size * config.accumulation * world_size
+    summary = method.summary()
+    return {
+        "method": config.method,
+        "model": config.model,
+        "workers": world_size,
+        "steps": config.steps,
+        "start_step": start_step,
+        "seed": config.seed,
+        "sparsity": config.sparsity,
+        "batch_size": batch_size,
+        "accumulation": config.accumulation,
+        "lr": lr,
+        "samples_per_s": samples / elapsed if elapsed > 0 and timed_steps > 0 else 0.0,
+        "elapsed_s": elapsed,
+        "timed_steps": timed_steps,
+        "density": tracker.pruner.density() if tracker else 1.0,
+        "model_density": tracker.pruner.model_density() if tracker else 1.0,
+        "payload_bytes_per_step": (payload.total_bytes - warm_bytes) / n_steps if n_steps else 0.0,
+        "final_payload_bytes_per_step":
+            (payload.total_bytes - mask_bytes) / n_final if n_final else 0.0,
+        "dense_payload_bytes_per_step": float(dense_bytes),
+        "ideal_payload_bytes_per_step": float(dense_bytes - pruned_bytes),
+        "payload_by_collective": dict(payload.by_collective),
+        "comm_s_per_step": summary.get("comm_s_per_step"),
+        "final_train_loss": losses[-1] if losses else None,
+        "mask_version": tracker.mask_version if tracker else 0,
+        "mask_repairs": tracker.repairs if tracker else 0,
+        "mask_history": [list(h) for h in tracker.history] if tracker else [],
+        "tier_counts": summary.get("tier_counts", {}),
+        "tier_counts_per_bucket": summary.get("tier_counts_per_bucket", {}),
+        "method_summary": summary,
+    }
+
+
+def _save_checkpoint(
+    path: str, rank: int, world_size: int, model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer, tracker: MaskTracker | None, method: Any,
+    config: RunConfig,
+) -> None:
+    """Rank 0 writes model, optimizer, masks and every rank's hook state (gathered)."""
+    method_state = method.state_dict() if hasattr(method, "state_dict") else None
+    gathered: list[Any] = [None] * world_size
+    dist.all_gather_object(gathered, method_state)
+    if rank == 0:
+        torch.save({
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "tracker": tracker.state_dict() if tracker else None,
+            "method_per_rank": gathered,
+            "step": config.steps,
+            "config": config.to_json(),
+        }, path)
+    dist.barrier()

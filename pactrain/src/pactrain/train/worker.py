@@ -1,0 +1,57 @@
+"""Worker entry point: ``python -m pactrain.train.worker CONFIG.json``.
+
+Configured torchrun-style by environment variables RANK, WORLD_SIZE, MASTER_ADDR and
+MASTER_PORT (``torchrun`` sets them, and so does :func:`pactrain.train.launch.run_training`),
+so the same command runs on one machine or several. Rank 0 writes the result JSON to the
+config's ``json_out``; a failing rank prints its traceback to stderr and exits with 1.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+from pactrain.train.config import RunConfig
+from pactrain.train.loop import train_rank
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one rank; return the process exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m pactrain.train.worker CONFIG.json", file=sys.stderr)
+        return 2
+    config = RunConfig.load(args[0])
+    missing = [v for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+               if v not in os.environ]
+    if missing:
+        print(f"environment variables {missing} are not set; start the worker with torchrun "
+              "or pactrain.train.launch.run_training", file=sys.stderr)
+        return 2
+    rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    torch.set_num_threads(1)
+    dist.init_process_group(
+        config.backend, rank=rank, world_size=world_size,
+        timeout=datetime.timedelta(seconds=config.timeout_s),
+    )
+    try:
+        result = train_rank(config, rank, world_size)
+        if rank == 0 and config.json_out:
+            Path(config.json_out).write_text(json.dumps(result, indent=2, sort_keys=True))
+    except Exception:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)  # skip destroy_process_group: peers may be stuck in a collective
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
