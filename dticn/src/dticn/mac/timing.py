@@ -1,0 +1,110 @@
+"""DSME superframe structure (IEEE 802.15.4-2015, sections 6.2.1 and 6.2.2 (DSME)).
+
+    slot            = aBaseSlotDuration x 2^SO                 symbols
+    superframe (SD) = aBaseSuperframeDuration x 2^SO           (16 slots)
+    multisuperframe = aBaseSuperframeDuration x 2^MO           (2^(MO-SO) superframes)
+    beacon interval = aBaseSuperframeDuration x 2^BO           (2^(BO-MO) multisuperframes)
+
+Slot 0 of each superframe carries the beacon (sent by the coordinator only at the start
+of each beacon interval); slots 1..8 are the CAP, slots 9..15 the seven DSME-GTS. With the
+artifact's SO=3, MO=5, BO=5 and the 1 ms LoRa "symbol": slot 480 ms, superframe 7.68 s,
+multisuperframe and beacon interval 30.72 s.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+A_BASE_SLOT_DURATION = 60          # symbols
+A_NUM_SUPERFRAME_SLOTS = 16
+A_BASE_SUPERFRAME_DURATION = A_BASE_SLOT_DURATION * A_NUM_SUPERFRAME_SLOTS  # 960 symbols
+
+
+@dataclass(frozen=True)
+class DsmeTiming:
+    """The timing of one PAN; all times are seconds from the PAN's first beacon."""
+
+    so: int = 3
+    mo: int = 5
+    bo: int = 5
+    symbol_s: float = 1e-3
+    cap_slots: int = 8
+    unit_backoff_symbols: int = 20
+    cca_symbols: int = 8
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.so <= self.mo <= self.bo <= 14:
+            raise ValueError(
+                f"SO={self.so}, MO={self.mo}, BO={self.bo}: DSME needs 0 <= SO <= MO <= BO <= 14"
+            )
+        if not 1 <= self.cap_slots <= A_NUM_SUPERFRAME_SLOTS - 2:
+            raise ValueError(f"cap_slots={self.cap_slots}: keep 1..14 (slot 0 is the beacon)")
+
+    @property
+    def slot_s(self) -> float:
+        return A_BASE_SLOT_DURATION * (1 << self.so) * self.symbol_s
+
+    @property
+    def superframe_s(self) -> float:
+        return A_BASE_SUPERFRAME_DURATION * (1 << self.so) * self.symbol_s
+
+    @property
+    def multisuperframe_s(self) -> float:
+        return A_BASE_SUPERFRAME_DURATION * (1 << self.mo) * self.symbol_s
+
+    @property
+    def beacon_interval_s(self) -> float:
+        return A_BASE_SUPERFRAME_DURATION * (1 << self.bo) * self.symbol_s
+
+    @property
+    def superframes_per_multisuperframe(self) -> int:
+        return 1 << (self.mo - self.so)
+
+    @property
+    def gts_per_superframe(self) -> int:
+        return A_NUM_SUPERFRAME_SLOTS - 1 - self.cap_slots
+
+    @property
+    def first_gts_slot(self) -> int:
+        return 1 + self.cap_slots
+
+    @property
+    def unit_backoff_s(self) -> float:
+        return self.unit_backoff_symbols * self.symbol_s
+
+    @property
+    def cca_s(self) -> float:
+        return self.cca_symbols * self.symbol_s
+
+    def superframe_start(self, index: int) -> float:
+        """Start of superframe number ``index`` counted from time 0."""
+        return index * self.superframe_s
+
+    def gts_start(self, multisuperframe: int, superframe: int, gts_index: int) -> float:
+        """Start of GTS ``gts_index`` (0..6) of ``superframe`` in ``multisuperframe``."""
+        return (multisuperframe * self.multisuperframe_s + superframe * self.superframe_s
+                + (self.first_gts_slot + gts_index) * self.slot_s)
+
+    def gts_offset(self, superframe: int, gts_index: int) -> float:
+        """Offset of a GTS inside its multisuperframe."""
+        return superframe * self.superframe_s + (self.first_gts_slot + gts_index) * self.slot_s
+
+    def cap_window(self, superframe_index: int) -> tuple[float, float]:
+        """[start, end) of the CAP of superframe ``superframe_index``."""
+        start = self.superframe_start(superframe_index) + self.slot_s
+        return start, start + self.cap_slots * self.slot_s
+
+    def next_periodic(self, offset: float, period: float, after: float) -> float:
+        """First time ``offset + k period`` (k >= 0 integer) that is >= ``after``."""
+        k = max(0, math.ceil((after - offset) / period - 1e-9))
+        return offset + k * period
+
+    def count_periodic(self, offset: float, period: float, start: float, end: float) -> int:
+        """How many ``offset + k period`` fall in ``[start, end)`` (closed-form upkeep)."""
+        if end <= start:
+            return 0
+        first = self.next_periodic(offset, period, start)
+        if first >= end:
+            return 0
+        return int(math.floor((end - first) / period - 1e-9)) + 1
