@@ -1,0 +1,50 @@
+"""`dticn forwarder`: run the NDN forwarder on real sockets."""
+
+from __future__ import annotations
+
+import typer
+
+
+def forwarder(
+    listen: list[str] = typer.Option(
+        ["tcp://127.0.0.1:6363"], "--listen", "-l",
+        help="Listener URI: tcp://HOST:PORT, udp://HOST:PORT or unix:///PATH (repeatable).",
+    ),
+    log_level: str = typer.Option(
+        "info", "--log-level", help="debug logs every packet in and out."
+    ),
+    cs_capacity: int = typer.Option(10_000, help="Content Store entries (LRU)."),
+    pit_capacity: int = typer.Option(65_536, help="Most pending Interests."),
+    strategy: str = typer.Option("best-route", help="Default strategy: best-route, multicast."),
+    retx: str = typer.Option(
+        "", help="CCN-lite per-entry policy LIFETIME_S/RETX_MS/COUNT, e.g. 4/1000/4 (INR)."
+    ),
+    time_scale: float = typer.Option(1.0, help="Clock speed-up factor (emulation)."),
+) -> None:
+    """Run an NDN forwarder that unmodified NDN apps (python-ndn, NFD tools) can use."""
+    import asyncio
+    import logging
+
+    from dticn.forwarder.forwarder import ForwarderConfig
+    from dticn.forwarder.retx import RetxPolicy
+    from dticn.net.daemon import print_ready, serve
+
+    logging.basicConfig(
+        level=getattr(logging, log_level.upper(), logging.INFO),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    config = ForwarderConfig(
+        pit_capacity=pit_capacity, cs_capacity=cs_capacity, default_strategy=strategy
+    )
+    if retx:
+        try:
+            life, ms, count = retx.split("/")
+            config.default_retx = RetxPolicy.from_triple(float(life), float(ms), int(count))
+        except ValueError as exc:
+            raise typer.BadParameter(f"--retx {retx!r}: expected LIFETIME_S/RETX_MS/COUNT") from exc
+    asyncio.run(serve(listen, config, time_scale=time_scale, ready=print_ready))
+
+
+def register(app: typer.Typer) -> None:
+    """Add `forwarder` to the CLI."""
+    app.command("forwarder")(forwarder)

@@ -1,0 +1,37 @@
+"""Forwarder counters; every drop has a named reason."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class ForwarderCounters:
+    """NFD-like global counters plus ``drops[reason]``."""
+
+    in_interests: int = 0
+    out_interests: int = 0
+    in_data: int = 0
+    out_data: int = 0
+    in_nacks: int = 0
+    out_nacks: int = 0
+    satisfied_interests: int = 0
+    unsatisfied_interests: int = 0
+    cs_hits: int = 0
+    cs_misses: int = 0
+    retransmissions: int = 0
+    aggregated: int = 0
+    drops: Counter[str] = field(default_factory=Counter)
+
+    def drop(self, reason: str) -> None:
+        """Count one dropped packet for ``reason``."""
+        self.drops[reason] += 1
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain dict for logs and JSON."""
+        out: dict[str, object] = {
+            k: getattr(self, k) for k in self.__dataclass_fields__ if k != "drops"
+        }
+        out["drops"] = dict(self.drops)
+        return out

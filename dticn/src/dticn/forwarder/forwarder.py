@@ -1,0 +1,514 @@
+"""The sans-IO NDN forwarder: tables, pipelines, strategies, hooks.
+
+Shape follows NFD: the forwarder owns the face table, FIB, PIT, CS, dead nonce list and
+strategy choice; each pipeline is one named method, a straight sequence of steps; every
+drop goes through ``counters.drop(reason)``. No sockets and no clock of its own: bytes
+come in through :meth:`Forwarder.receive` (faces call it), go out through
+``face.send``, and time and timers come from the injected :class:`dticn.clock.Clock`
+(the EventKernel in simulation, :class:`dticn.net.clock.AsyncioClock` in real time).
+Randomness (nonces) comes from an injected ``random.Random``.
+
+Pipelines: receive -> on_incoming_interest -> (on_interest_loop | on_content_store_hit |
+on_content_store_miss -> hooks / strategy -> on_outgoing_interest) ; receive ->
+on_incoming_data -> (on_data_unsolicited | satisfy -> on_outgoing_data) ; receive ->
+on_incoming_nack -> strategy -> on_outgoing_nack ; timers: on_interest_expiry,
+on_retransmission_timer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+from dataclasses import dataclass, field
+
+from dticn.clock import Clock
+from dticn.forwarder.counters import ForwarderCounters
+from dticn.forwarder.cs import ContentStore
+from dticn.forwarder.dead_nonce import DeadNonceList
+from dticn.forwarder.face import Face, LinkType
+from dticn.forwarder.fib import Fib
+from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
+from dticn.forwarder.name_table import NameTable
+from dticn.forwarder.pit import InRecord, OutRecord, Pit, PitEntry
+from dticn.forwarder.retx import RetxPolicy, RetxTable
+from dticn.forwarder.strategy import Strategy, StrategyRegistry, default_strategy_registry
+from dticn.packets import (
+    Data,
+    DecodeError,
+    Interest,
+    LpPacket,
+    NackReason,
+    decode_packet,
+    encode_nack,
+    name_to_str,
+)
+from dticn.packets.lp import LpPacket as _Lp
+from dticn.packets.name import Name, name_from_str
+
+log = logging.getLogger(__name__)
+
+LOCALHOST: Name = name_from_str("/localhost")
+FIRST_FACE_ID = 256
+"""Face ids below this are reserved for internal faces (NFD convention)."""
+
+
+@dataclass(slots=True)
+class ForwarderConfig:
+    """Table sizes and defaults; scenarios build these as data.
+
+    Args:
+        pit_capacity: most PIT entries; a flood of distinct Interests beyond it is
+            dropped (reason ``pit_full``) and Nacked with Congestion.
+        cs_capacity / cs_pinned_capacity: Content Store bounds.
+        default_strategy: strategy name at the root prefix.
+        default_retx: policy when neither prefix nor face sets one.
+        dead_nonce_lifetime: seconds a finished nonce is remembered.
+    """
+
+    pit_capacity: int = 65_536
+    cs_capacity: int = 10_000
+    cs_pinned_capacity: int = 1_000
+    fib_capacity: int = 100_000
+    default_strategy: str = "best-route"
+    default_retx: RetxPolicy = field(default_factory=RetxPolicy)
+    dead_nonce_lifetime: float = 6.0
+    max_lp_nesting: int = 1
+
+
+class Forwarder:
+    """An NDN forwarder core. See the module docstring for the pipelines."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        config: ForwarderConfig | None = None,
+        *,
+        rng: random.Random | None = None,
+        hooks: ForwarderHooks | None = None,
+        strategies: StrategyRegistry | None = None,
+    ) -> None:
+        self.clock = clock
+        self.config = config or ForwarderConfig()
+        self.rng = rng or random.Random(0)
+        self.hooks = hooks or ForwarderHooks()
+        self.strategies = strategies or default_strategy_registry()
+        self.faces: dict[int, Face] = {}
+        self.fib = Fib(self.config.fib_capacity)
+        self.pit = Pit(self.config.pit_capacity)
+        self.cs = ContentStore(self.config.cs_capacity, self.config.cs_pinned_capacity)
+        self.dead_nonces = DeadNonceList(self.config.dead_nonce_lifetime)
+        self.retx = RetxTable(self.config.default_retx)
+        self.counters = ForwarderCounters()
+        self._strategy_choice: NameTable[Strategy] = NameTable()
+        self._strategy_choice.insert((), self.strategies.create(self.config.default_strategy, self))
+        self._reflexive: NameTable[bool] = NameTable()
+        self._face_ids = itertools.count(FIRST_FACE_ID)
+
+    # ------------------------------------------------------------------ faces
+    def add_face(self, face: Face, face_id: int | None = None) -> int:
+        """Register a face, wire its receiver to :meth:`receive`, return its id."""
+        fid = next(self._face_ids) if face_id is None else face_id
+        if fid in self.faces:
+            raise ValueError(f"face id {fid} already in use; let the forwarder assign one")
+        face.face_id = fid
+        self.faces[fid] = face
+        face.set_receiver(self.receive)
+        face.add_close_callback(self.remove_face)
+        log.info("face %d added %s (local=%s mtu=%s)", fid, face.uri, face.is_local, face.mtu)
+        return fid
+
+    def remove_face(self, face: Face) -> None:
+        """Forget a face: its routes and its PIT in-records go with it."""
+        if self.faces.get(face.face_id) is not face:
+            return
+        del self.faces[face.face_id]
+        face.set_receiver(None)
+        self.fib.remove_face(face.face_id)
+        for entry in self.pit:
+            entry.in_records.pop(face.face_id, None)
+            entry.out_records.pop(face.face_id, None)
+            if not entry.in_records and not entry.satisfied:
+                self.pit.erase(entry)
+        log.info("face %d removed %s", face.face_id, face.uri)
+
+    def scope_allows(self, face: Face, name: Name) -> bool:
+        """``/localhost`` names only cross local faces."""
+        return face.is_local or name[:1] != LOCALHOST
+
+    # ------------------------------------------------------- configuration
+    def set_strategy(self, prefix: Name, strategy_name: str) -> None:
+        """Choose the strategy for ``prefix`` (longest match wins)."""
+        self._strategy_choice.insert(prefix, self.strategies.create(strategy_name, self))
+
+    def find_strategy(self, name: Name) -> Strategy:
+        """The strategy responsible for ``name``."""
+        hit = self._strategy_choice.longest_prefix_match(name)
+        assert hit is not None  # the root always has one
+        return hit[1]
+
+    def add_route(self, prefix: Name, face_id: int, cost: int = 0) -> None:
+        """FIB insert (what ``/localhost/nfd/rib/register`` ends up doing)."""
+        self.fib.insert(prefix, face_id, cost)
+
+    def add_reflexive_prefix(self, prefix: Name) -> None:
+        """Interests under ``prefix`` go to ``hooks.on_reflexive_interest`` first."""
+        self._reflexive.insert(prefix, True)
+
+    def remove_reflexive_prefix(self, prefix: Name) -> None:
+        """Undo :meth:`add_reflexive_prefix`."""
+        self._reflexive.erase(prefix)
+
+    def retx_policy_for(self, name: Name, face: Face | None = None) -> RetxPolicy:
+        """Prefix policy, else the face's, else the default."""
+        policy = self.retx.find(name)
+        if policy is not None:
+            return policy
+        if face is not None and face.retx_policy is not None:
+            return face.retx_policy
+        return self.retx.default
+
+    # ---------------------------------------------------------------- input
+    def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
+        """Entry point for every frame a face received."""
+        try:
+            packet = decode_packet(wire)
+        except DecodeError as exc:
+            self.counters.drop("malformed")
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug("face %d drop malformed (%d bytes): %s", face.face_id, len(wire), exc)
+            return
+        if isinstance(packet, Interest):
+            self.on_incoming_interest(face, packet)
+        elif isinstance(packet, Data):
+            self.on_incoming_data(face, packet)
+        else:
+            self._on_incoming_lp(face, packet, _depth)
+
+    def _on_incoming_lp(self, face: Face, lp: LpPacket, depth: int) -> None:
+        if lp.is_fragmented:
+            try:
+                whole = face.reassembler.add(lp, self.clock.now())
+            except DecodeError as exc:
+                self.counters.drop("reassembly_error")
+                log.debug("face %d drop bad fragment: %s", face.face_id, exc)
+                return
+            if whole is None:
+                return
+            if depth >= self.config.max_lp_nesting:
+                self.counters.drop("lp_nesting")
+                return
+            self.receive(face, whole, depth + 1)
+            return
+        if lp.fragment is None:
+            self.counters.drop("lp_idle")  # IDLE/ACK-only packets carry nothing for us
+            return
+        try:
+            inner = decode_packet(lp.fragment)
+        except DecodeError as exc:
+            self.counters.drop("malformed")
+            log.debug("face %d drop malformed LP fragment: %s", face.face_id, exc)
+            return
+        if isinstance(inner, _Lp):
+            self.counters.drop("lp_nesting")
+            return
+        if lp.nack_reason is not None:
+            if not isinstance(inner, Interest):
+                self.counters.drop("nack_without_interest")
+                return
+            self.on_incoming_nack(face, inner, lp.nack_reason)
+        elif isinstance(inner, Interest):
+            self.on_incoming_interest(face, inner)
+        else:
+            self.on_incoming_data(face, inner)
+
+    # ------------------------------------------------------------- Interest
+    def on_incoming_interest(self, in_face: Face, interest: Interest) -> None:
+        """Scope and hop-limit checks, loop detection, PIT insert, CS lookup."""
+        self.counters.in_interests += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "face %d in Interest %s nonce=%s lifetime=%s", in_face.face_id,
+                name_to_str(interest.name), interest.nonce, interest.lifetime_ms,
+            )
+        if not self.scope_allows(in_face, interest.name):
+            self.counters.drop("localhost_violation")
+            return
+        if interest.hop_limit is not None and not in_face.is_local:
+            if interest.hop_limit == 0:
+                self.counters.drop("hop_limit_zero")
+                return
+            interest = interest.with_hop_limit(interest.hop_limit - 1)
+        if interest.nonce is None:
+            interest.nonce = self.rng.getrandbits(32)
+            interest.wire = b""
+            interest.encode()
+        now = self.clock.now()
+        if self.dead_nonces.find(interest.name, interest.nonce, now):
+            self.on_interest_loop(in_face, interest)
+            return
+        if (
+            self._reflexive
+            and self._reflexive.longest_prefix_match(interest.name)
+            and self.hooks.on_reflexive_interest(self, in_face, interest)
+        ):
+            return
+        entry, is_new = self.pit.insert(interest, now)
+        if entry is None:
+            self.counters.drop("pit_full")
+            in_face.send(encode_nack(interest.wire, NackReason.CONGESTION))
+            self.counters.out_nacks += 1
+            return
+        if not is_new and self._is_loop(in_face, interest, entry):
+            self.on_interest_loop(in_face, interest)
+            return
+        if not entry.in_records and not entry.out_records:
+            data = self.cs.find(interest, now)
+            if data is not None:
+                self.on_content_store_hit(in_face, entry, interest, data)
+                return
+            self.counters.cs_misses += 1
+        self.on_content_store_miss(in_face, entry, interest)
+
+    def _is_loop(self, in_face: Face, interest: Interest, entry: PitEntry) -> bool:
+        nonce = interest.nonce
+        for rec in entry.in_records.values():
+            if rec.nonce == nonce:
+                same = rec.face_id == in_face.face_id
+                if not same or in_face.link_type is LinkType.MULTI_ACCESS:
+                    return True
+        return any(rec.nonce == nonce for rec in entry.out_records.values())
+
+    def on_interest_loop(self, in_face: Face, interest: Interest) -> None:
+        """Duplicate nonce: Nack Duplicate on point-to-point faces, else drop."""
+        self.counters.drop("loop")
+        if in_face.link_type is LinkType.POINT_TO_POINT:
+            self._send_nack_wire(in_face, interest.wire, NackReason.DUPLICATE)
+
+    def on_content_store_hit(
+        self, in_face: Face, entry: PitEntry, interest: Interest, data: Data
+    ) -> None:
+        """Reply from the cache; the fresh PIT entry is no longer needed."""
+        self.counters.cs_hits += 1
+        entry.satisfied = True
+        self.pit.erase(entry)
+        self.on_outgoing_data(in_face, data)
+
+    def on_content_store_miss(self, in_face: Face, entry: PitEntry, interest: Interest) -> None:
+        """Record the downstream, (re)arm expiry, let hooks or the strategy forward."""
+        now = self.clock.now()
+        entry.downstream_retx = in_face.face_id in entry.in_records
+        entry.in_records[in_face.face_id] = InRecord(
+            in_face.face_id, interest.nonce or 0, now + interest.lifetime, interest
+        )
+        entry.interest = interest
+        if entry.retx_policy is None:
+            entry.retx_policy = self.retx_policy_for(entry.name)
+        self._arm_expiry(entry)
+        if self.hooks.on_interest_propagate(self, in_face, interest, entry):
+            return
+        self.find_strategy(entry.name).after_receive_interest(in_face, interest, entry)
+
+    def _arm_expiry(self, entry: PitEntry) -> None:
+        policy = entry.retx_policy
+        now = self.clock.now()
+        if policy is not None and policy.pit_lifetime is not None:
+            expiry = max(entry.expiry, now + policy.pit_lifetime) if entry.expiry_timer else (
+                now + policy.pit_lifetime
+            )
+        else:
+            expiry = max(rec.expiry for rec in entry.in_records.values())
+        if entry.expiry_timer is not None and expiry == entry.expiry:
+            return
+        if entry.expiry_timer is not None:
+            entry.expiry_timer.cancel()
+        entry.expiry = expiry
+        entry.expiry_timer = self.clock.call_later(
+            max(0.0, expiry - now), self.on_interest_expiry, entry
+        )
+
+    def send_interest(
+        self, entry: PitEntry, out_face: Face, interest: Interest, *, retransmission: bool = False
+    ) -> None:
+        """Strategy action: forward ``interest`` for ``entry`` out of ``out_face``."""
+        self.on_outgoing_interest(entry, out_face, interest, retransmission=retransmission)
+
+    def on_outgoing_interest(
+        self, entry: PitEntry, out_face: Face, interest: Interest, *, retransmission: bool = False
+    ) -> None:
+        """Write the out-record, send, and start the CCN-lite retransmission timer."""
+        now = self.clock.now()
+        if not retransmission or out_face.face_id not in entry.out_records:
+            entry.out_records[out_face.face_id] = OutRecord(
+                out_face.face_id, interest.nonce or 0, now
+            )
+        else:
+            entry.out_records[out_face.face_id].last_sent = now
+        self.counters.out_interests += 1
+        if retransmission:
+            self.counters.retransmissions += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "face %d out Interest %s nonce=%s%s", out_face.face_id,
+                name_to_str(interest.name), interest.nonce, " (retx)" if retransmission else "",
+            )
+        policy = self.retx_policy_for(entry.name, out_face)
+        if policy is not entry.retx_policy and self.retx.find(entry.name) is None:
+            entry.retx_policy = policy
+            self._arm_expiry(entry)
+        if out_face.wants_incoming_face_id:
+            out_face.send(_Lp(fragment=interest.wire, incoming_face_id=_first_in(entry)).encode())
+        else:
+            out_face.send(interest.wire)
+        if (
+            entry.retx_policy is not None
+            and entry.retx_policy.in_network
+            and entry.retx_timer is None
+            and entry.retx_count < entry.retx_policy.max_retx
+        ):
+            entry.retx_timer = self.clock.call_later(
+                entry.retx_policy.retx_interval, self.on_retransmission_timer, entry
+            )
+
+    def on_retransmission_timer(self, entry: PitEntry) -> None:
+        """CCN-lite INR: the forwarder re-sends the pending Interest itself."""
+        entry.retx_timer = None
+        if entry.erased or entry.satisfied or entry.retx_policy is None:
+            return
+        if entry.retx_count >= entry.retx_policy.max_retx:
+            return
+        entry.retx_count += 1
+        self.find_strategy(entry.name).after_retransmission_timer(entry)
+        if entry.retx_timer is None and entry.retx_count < entry.retx_policy.max_retx:
+            entry.retx_timer = self.clock.call_later(
+                entry.retx_policy.retx_interval, self.on_retransmission_timer, entry
+            )
+
+    def on_interest_expiry(self, entry: PitEntry) -> None:
+        """No Data in time: remember the nonces, forget the entry."""
+        entry.expiry_timer = None
+        if entry.erased:
+            return
+        if not entry.satisfied:
+            self.counters.unsatisfied_interests += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("PIT expiry %s", name_to_str(entry.name))
+        self._finish(entry)
+
+    def _finish(self, entry: PitEntry) -> None:
+        now = self.clock.now()
+        for rec in entry.out_records.values():
+            self.dead_nonces.insert(entry.name, rec.nonce, now)
+        self.pit.erase(entry)
+
+    def reject_pending_interest(self, entry: PitEntry) -> None:
+        """Strategy action: give up on ``entry`` now."""
+        self._finish(entry)
+
+    def answer_interest(self, entry: PitEntry, data: Data, *, cache: bool = False) -> None:
+        """Hook action: satisfy every downstream of ``entry`` with ``data`` (e.g. a
+        gateway's wait hint), optionally caching it, and finish the entry."""
+        if cache:
+            self.cs.insert(data, self.clock.now())
+        entry.satisfied = True
+        faces = [self.faces.get(fid) for fid in entry.in_records]
+        self._finish(entry)
+        for face in faces:
+            if face is not None:
+                self.on_outgoing_data(face, data)
+
+    # ------------------------------------------------------------------ Data
+    def on_incoming_data(self, in_face: Face, data: Data) -> None:
+        """Match the PIT, cache, and send to every waiting downstream."""
+        self.counters.in_data += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("face %d in Data %s", in_face.face_id, name_to_str(data.name))
+        if not self.scope_allows(in_face, data.name):
+            self.counters.drop("localhost_violation")
+            return
+        entries = self.pit.find_all_data_matches(data)
+        if not entries:
+            self.on_data_unsolicited(in_face, data)
+            return
+        now = self.clock.now()
+        self.cs.insert(data, now)
+        downstream: dict[int, Face] = {}
+        for entry in entries:
+            self.find_strategy(entry.name).before_satisfy_interest(entry, in_face, data)
+            for fid, rec in entry.in_records.items():
+                face = self.faces.get(fid)
+                if face is not None and rec.expiry >= now and (
+                    face is not in_face or face.link_type is LinkType.MULTI_ACCESS
+                ):
+                    downstream[fid] = face
+            entry.satisfied = True
+            self.counters.satisfied_interests += 1
+            self._finish(entry)
+        for face in downstream.values():
+            self.on_outgoing_data(face, data)
+
+    def on_data_unsolicited(self, in_face: Face, data: Data) -> None:
+        """Drop, unless a hook (push scheme) admits it into the CS."""
+        verdict = self.hooks.on_unsolicited_data(self, in_face, data)
+        if verdict == UnsolicitedDataVerdict.DROP:
+            self.counters.drop("unsolicited_data")
+            return
+        pinned = verdict == UnsolicitedDataVerdict.CACHE_PINNED
+        if not self.cs.insert(data, self.clock.now(), pinned=pinned):
+            self.counters.drop("cs_pinned_full")
+
+    def on_outgoing_data(self, out_face: Face, data: Data) -> None:
+        """Send a Data downstream (scope enforced)."""
+        if not self.scope_allows(out_face, data.name):
+            self.counters.drop("localhost_violation")
+            return
+        self.counters.out_data += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("face %d out Data %s", out_face.face_id, name_to_str(data.name))
+        out_face.send(data.encode())
+
+    def inject_data(self, data: Data, *, pinned: bool = False) -> None:
+        """Put locally produced Data into the CS (gateway push, prefetch)."""
+        self.cs.insert(data, self.clock.now(), pinned=pinned)
+
+    # ------------------------------------------------------------------ Nack
+    def on_incoming_nack(self, in_face: Face, interest: Interest, reason: int) -> None:
+        """Mark the out-record Nacked and let the strategy decide."""
+        self.counters.in_nacks += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "face %d in Nack %s reason=%d", in_face.face_id,
+                name_to_str(interest.name), reason,
+            )
+        entry = self.pit.find(interest)
+        if entry is None:
+            self.counters.drop("nack_no_pit_entry")
+            return
+        out = entry.out_records.get(in_face.face_id)
+        if out is None or out.nonce != interest.nonce:
+            self.counters.drop("nack_nonce_mismatch")
+            return
+        out.nack_reason = reason
+        self.find_strategy(entry.name).after_receive_nack(in_face, reason, entry)
+
+    def send_nack(self, entry: PitEntry, face_id: int, reason: int) -> None:
+        """Strategy action: Nack the downstream ``face_id`` of ``entry``."""
+        self.on_outgoing_nack(entry, face_id, reason)
+
+    def on_outgoing_nack(self, entry: PitEntry, face_id: int, reason: int) -> None:
+        """Nack the in-record's own Interest (its nonce) and drop that in-record."""
+        rec = entry.in_records.pop(face_id, None)
+        face = self.faces.get(face_id)
+        if rec is None or face is None:
+            return
+        self._send_nack_wire(face, rec.interest.wire, reason)
+
+    def _send_nack_wire(self, face: Face, interest_wire: bytes, reason: int) -> None:
+        self.counters.out_nacks += 1
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("face %d out Nack reason=%d", face.face_id, reason)
+        face.send(encode_nack(interest_wire, reason))
+
+
+def _first_in(entry: PitEntry) -> int:
+    return next(iter(entry.in_records), 0)

@@ -1,0 +1,56 @@
+"""Hooks where gateway schemes plug into the forwarder without editing its pipelines.
+
+A gateway subclasses :class:`ForwarderHooks` and passes an instance to the forwarder.
+Each hook returns whether it took over; the default implementations take over nothing,
+so a plain forwarder behaves like NFD.
+
+* :meth:`ForwarderHooks.on_interest_propagate`: after a CS miss and PIT insertion,
+  before the strategy forwards. A RICE-like gateway answers at once with a wait hint
+  (``fw.answer_interest(entry, data)``) and takes over the Interest itself; NDN
+  polling just returns False.
+* :meth:`ForwarderHooks.on_unsolicited_data`: Data that matched no PIT entry. A
+  push-scheme gateway returns True to admit it into the CS (``pinned`` decides whether
+  LRU may evict it) and may emit an ``/RNP`` Interest.
+* :meth:`ForwarderHooks.on_reflexive_interest`: an Interest under a prefix registered
+  with ``fw.add_reflexive_prefix`` (draft-irtf-icnrg-reflexive-forwarding): runs before
+  the PIT/FIB so the hook can route it by reverse state kept in another PIT entry's
+  ``tags`` and call ``fw.send_interest`` itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dticn.forwarder.face import Face
+    from dticn.forwarder.forwarder import Forwarder
+    from dticn.forwarder.pit import PitEntry
+    from dticn.packets.ndn import Data, Interest
+
+
+class UnsolicitedDataVerdict:
+    """What to do with Data that no PIT entry asked for."""
+
+    DROP = "drop"
+    CACHE = "cache"
+    CACHE_PINNED = "cache-pinned"
+
+
+class ForwarderHooks:
+    """Default hooks: take over nothing."""
+
+    def on_interest_propagate(
+        self, fw: Forwarder, in_face: Face, interest: Interest, entry: PitEntry
+    ) -> bool:
+        """Return True when the hook handled the Interest (strategy is skipped)."""
+        return False
+
+    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
+        """Return an :class:`UnsolicitedDataVerdict` value."""
+        return UnsolicitedDataVerdict.DROP
+
+    def on_reflexive_interest(
+        self, fw: Forwarder, in_face: Face, interest: Interest
+    ) -> bool:
+        """Return True when the hook handled the Interest (normal pipeline skipped)."""
+        return False

@@ -1,0 +1,1 @@
+"""Management protocols spoken by the forwarder (a subset of NFD's)."""

@@ -1,0 +1,211 @@
+"""Enough of NFD's management protocol for unmodified NDN apps to register prefixes.
+
+Handled commands: ``/localhost/nfd/rib/register`` and ``/localhost/nfd/rib/unregister``
+(both the signed-Interest v0.3 form python-ndn 0.5 sends and the older four-component
+form), answered with a ControlResponse (status 200 and the effective
+ControlParameters). ``/localhop/nfd/...`` is accepted the same way. Anything else under
+``/localhost/nfd`` gets status 501. Command signatures are not verified (known gap:
+DT-ICN runs on hosts where any local app may register).
+
+The manager sits behind an internal face (id 1) with a FIB route for
+``/localhost/nfd``, as NFD's does; the requesting face comes in the NDNLPv2
+IncomingFaceId header the forwarder adds for faces that want it. Replies are delivered
+on the next clock tick, never re-entrantly.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from dticn.forwarder.face import Face, FaceScope
+from dticn.forwarder.forwarder import Forwarder
+from dticn.packets import Data, DecodeError, Interest, LpPacket, decode_packet, name_to_str
+from dticn.packets.name import (
+    TYPE_NAME,
+    Name,
+    decode_name_value,
+    encode_name,
+    name_from_str,
+)
+from dticn.packets.tlv import decode_uint, encode_tlv, encode_uint, iter_elements, read_outer
+
+log = logging.getLogger(__name__)
+
+MGMT_FACE_ID = 1
+TYPE_CONTROL_PARAMETERS = 0x68
+TYPE_CONTROL_RESPONSE = 0x65
+TYPE_STATUS_CODE = 0x66
+TYPE_STATUS_TEXT = 0x67
+TYPE_FACE_ID = 0x69
+TYPE_ORIGIN = 0x6F
+TYPE_COST = 0x6A
+TYPE_FLAGS = 0x6C
+TYPE_EXPIRATION_PERIOD = 0x6D
+ROUTE_FLAG_CHILD_INHERIT = 1
+
+
+@dataclass(slots=True)
+class ControlParameters:
+    """The fields of NFD ControlParameters that rib commands use."""
+
+    name: Name | None = None
+    face_id: int | None = None
+    origin: int | None = None
+    cost: int | None = None
+    flags: int | None = None
+    expiration_ms: int | None = None
+
+    @classmethod
+    def decode(cls, wire: bytes) -> ControlParameters:
+        """Parse a ControlParameters TLV (type 0x68)."""
+        buf = memoryview(wire)
+        _, s, e = read_outer(buf, TYPE_CONTROL_PARAMETERS)
+        out = cls()
+        for typ, _es, vs, ve in iter_elements(buf, s, e):
+            if typ == TYPE_NAME:
+                out.name = decode_name_value(buf, vs, ve)
+            elif typ == TYPE_FACE_ID:
+                out.face_id = decode_uint(buf[vs:ve])
+            elif typ == TYPE_ORIGIN:
+                out.origin = decode_uint(buf[vs:ve])
+            elif typ == TYPE_COST:
+                out.cost = decode_uint(buf[vs:ve])
+            elif typ == TYPE_FLAGS:
+                out.flags = decode_uint(buf[vs:ve])
+            elif typ == TYPE_EXPIRATION_PERIOD:
+                out.expiration_ms = decode_uint(buf[vs:ve])
+        return out
+
+    def encode(self) -> bytes:
+        """Encode in NFD's field order."""
+        parts = []
+        if self.name is not None:
+            parts.append(encode_name(self.name))
+        for typ, val in (
+            (TYPE_FACE_ID, self.face_id), (TYPE_ORIGIN, self.origin), (TYPE_COST, self.cost),
+            (TYPE_FLAGS, self.flags), (TYPE_EXPIRATION_PERIOD, self.expiration_ms),
+        ):
+            if val is not None:
+                parts.append(encode_tlv(typ, encode_uint(val)))
+        return encode_tlv(TYPE_CONTROL_PARAMETERS, b"".join(parts))
+
+
+def control_response(code: int, text: str, body: ControlParameters | None = None) -> bytes:
+    """A ControlResponse TLV."""
+    value = encode_tlv(TYPE_STATUS_CODE, encode_uint(code)) + encode_tlv(
+        TYPE_STATUS_TEXT, text.encode()
+    )
+    if body is not None:
+        value += body.encode()
+    return encode_tlv(TYPE_CONTROL_RESPONSE, value)
+
+
+class ManagementFace(Face):
+    """The internal face behind which :class:`NfdManagement` answers commands."""
+
+    def __init__(self, manager: NfdManagement) -> None:
+        super().__init__("internal://", "internal://", scope=FaceScope.LOCAL)
+        self.wants_incoming_face_id = True
+        self._manager = manager
+
+    def transmit(self, frame: bytes) -> None:
+        self._manager.on_frame(frame)
+
+
+class NfdManagement:
+    """RIB management (register/unregister) on top of a forwarder's FIB."""
+
+    def __init__(self, forwarder: Forwarder) -> None:
+        self.forwarder = forwarder
+        self.face = ManagementFace(self)
+        forwarder.add_face(self.face, face_id=MGMT_FACE_ID)
+        for prefix in ("/localhost/nfd", "/localhop/nfd"):
+            forwarder.add_route(name_from_str(prefix), MGMT_FACE_ID)
+        self._localhost_nfd = name_from_str("/localhost/nfd")
+        self._localhop_nfd = name_from_str("/localhop/nfd")
+
+    def on_frame(self, frame: bytes) -> None:
+        """An Interest forwarded to management (wrapped in an LpPacket)."""
+        try:
+            packet = decode_packet(frame)
+            in_face_id = 0
+            if isinstance(packet, LpPacket):
+                in_face_id = packet.incoming_face_id or 0
+                packet = decode_packet(packet.fragment or b"")
+        except DecodeError as exc:
+            log.debug("management: undecodable frame: %s", exc)
+            return
+        if not isinstance(packet, Interest):
+            return
+        data = self.handle(packet, in_face_id)
+        if data is not None:
+            self.forwarder.clock.call_later(0.0, self.face.deliver, data.encode())
+
+    def handle(self, interest: Interest, in_face_id: int) -> Data | None:
+        """Dispatch a command Interest; return the reply Data."""
+        name = interest.name
+        if name[:2] not in (self._localhost_nfd, self._localhop_nfd) or len(name) < 4:
+            return self._reply(interest, control_response(501, "Unsupported command"))
+        module = _component_value(name[2])
+        verb = _component_value(name[3])
+        handler = _HANDLERS.get((module, verb))
+        if handler is None:
+            return self._reply(interest, control_response(501, "Unsupported command"))
+        if len(name) < 5:
+            return self._reply(interest, control_response(400, "Missing ControlParameters"))
+        try:
+            params = ControlParameters.decode(_component_value(name[4]))
+        except DecodeError as exc:
+            return self._reply(interest, control_response(400, f"Malformed parameters: {exc}"))
+        code, text, body = handler(self, params, in_face_id)
+        log.info("management %s/%s %s -> %d", module.decode(errors="replace"),
+                 verb.decode(errors="replace"),
+                 name_to_str(params.name) if params.name else "-", code)
+        return self._reply(interest, control_response(code, text, body))
+
+    def _reply(self, interest: Interest, content: bytes) -> Data:
+        return Data(name=interest.name, content=content)
+
+    def rib_register(
+        self, params: ControlParameters, in_face_id: int
+    ) -> tuple[int, str, ControlParameters | None]:
+        """Add a route for ``params.name`` via the requesting (or given) face."""
+        if params.name is None:
+            return 400, "Name is required", None
+        face_id = params.face_id or in_face_id
+        if face_id not in self.forwarder.faces:
+            return 410, f"Face {face_id} not found", None
+        cost = params.cost or 0
+        try:
+            self.forwarder.add_route(params.name, face_id, cost)
+        except OverflowError as exc:
+            return 503, str(exc), None
+        body = ControlParameters(
+            name=params.name, face_id=face_id, origin=params.origin or 0, cost=cost,
+            flags=params.flags if params.flags is not None else ROUTE_FLAG_CHILD_INHERIT,
+        )
+        return 200, "OK", body
+
+    def rib_unregister(
+        self, params: ControlParameters, in_face_id: int
+    ) -> tuple[int, str, ControlParameters | None]:
+        """Remove the route for ``params.name`` via the requesting (or given) face."""
+        if params.name is None:
+            return 400, "Name is required", None
+        face_id = params.face_id or in_face_id
+        self.forwarder.fib.erase(params.name, face_id)
+        body = ControlParameters(name=params.name, face_id=face_id, origin=params.origin or 0)
+        return 200, "OK", body
+
+
+def _component_value(component: bytes) -> bytes:
+    buf = memoryview(component)
+    _, s, e = read_outer(buf)
+    return bytes(buf[s:e])
+
+
+_HANDLERS = {
+    (b"rib", b"register"): NfdManagement.rib_register,
+    (b"rib", b"unregister"): NfdManagement.rib_unregister,
+}

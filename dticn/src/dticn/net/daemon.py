@@ -1,0 +1,69 @@
+"""Run the forwarder over real sockets: the process behind ``dticn forwarder``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable, Sequence
+
+from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.mgmt.nfd import NfdManagement
+from dticn.net.clock import AsyncioClock
+from dticn.net.listen import ListenUri, open_listener
+
+log = logging.getLogger(__name__)
+
+
+async def serve(
+    listen: Sequence[str],
+    config: ForwarderConfig | None = None,
+    *,
+    time_scale: float = 1.0,
+    ready: Callable[[list[str]], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> Forwarder:
+    """Start a forwarder on ``listen`` URIs and run until ``stop`` is set (or SIGTERM).
+
+    ``ready`` receives the bound URIs (real ports) once every listener is open.
+    """
+    if not listen:
+        raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
+    uris = [ListenUri.parse(u) for u in listen]
+    clock = AsyncioClock(time_scale=time_scale)
+    fw = Forwarder(clock, config)
+    NfdManagement(fw)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    closers = []
+    bound = []
+    for uri in uris:
+        where, close = await open_listener(fw, uri)
+        bound.append(where)
+        closers.append(close)
+        log.info("listening on %s", where)
+    if ready is not None:
+        ready(bound)
+    try:
+        await stop.wait()
+    finally:
+        for close in closers:
+            close()
+        for face in list(fw.faces.values()):
+            face.close()
+        log.info("counters %s", json.dumps(fw.counters.as_dict()))
+    return fw
+
+
+def print_ready(bound: list[str]) -> None:
+    """Tell a parent process where we listen (one line per URI, then READY)."""
+    for uri in bound:
+        sys.stdout.write(f"listening {uri}\n")
+    sys.stdout.write("READY\n")
+    sys.stdout.flush()

@@ -1,0 +1,189 @@
+"""Stream (TCP, Unix) and datagram (UDP) faces over asyncio.
+
+Stream framing is NDN's: each packet is one TLV, so the receiver reads TLV-TYPE and
+TLV-LENGTH and waits for that many bytes. A frame longer than the packet limit is
+skipped (read and discarded) and counted, so a hostile peer cannot make us buffer
+unbounded data and the face stays up; malformed packets inside well-framed TLVs are the
+forwarder's business (dropped and counted there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from dticn.forwarder.face import Face, FaceScope, LinkType
+from dticn.forwarder.forwarder import Forwarder
+from dticn.packets.tlv import MAX_NDN_PACKET_SIZE
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME = MAX_NDN_PACKET_SIZE + 256
+"""Largest stream frame accepted (a packet plus NDNLPv2 headers)."""
+MAX_SEND_BUFFER = 4 * 1024 * 1024
+"""Bytes queued towards a slow peer before further packets to it are dropped."""
+
+
+class StreamFace(Face):
+    """A face on one accepted stream connection."""
+
+    def __init__(
+        self, transport: asyncio.WriteTransport, uri: str, local_uri: str, scope: FaceScope,
+        forwarder: Forwarder,
+    ) -> None:
+        super().__init__(uri, local_uri, scope=scope, link_type=LinkType.POINT_TO_POINT)
+        self._transport = transport
+        self._forwarder = forwarder
+
+    def transmit(self, frame: bytes) -> None:
+        if self._transport.is_closing():
+            return
+        if self._transport.get_write_buffer_size() > MAX_SEND_BUFFER:
+            self._forwarder.counters.drop("send_buffer_full")
+            return
+        self._transport.write(frame)
+
+    def on_close(self) -> None:
+        self._transport.close()
+
+
+@dataclass(slots=True)
+class _FramerState:
+    skip: int = 0
+
+
+class StreamProtocol(asyncio.Protocol):
+    """Frames a byte stream into TLVs and hands them to its face."""
+
+    def __init__(self, forwarder: Forwarder, scheme: str) -> None:
+        self._forwarder = forwarder
+        self._scheme = scheme
+        self._buf = bytearray()
+        self._state = _FramerState()
+        self.face: StreamFace | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("sockname")
+        if self._scheme == "unix":
+            uri, local_uri, scope = "fd://", f"unix://{sock}", FaceScope.LOCAL
+        else:
+            host, port = peer[0], peer[1]
+            uri = f"tcp://{_fmt_host(host)}:{port}"
+            local_uri = f"tcp://{_fmt_host(sock[0])}:{sock[1]}"
+            scope = FaceScope.LOCAL if _is_loopback(host) else FaceScope.NON_LOCAL
+        self.face = StreamFace(transport, uri, local_uri, scope, self._forwarder)
+        self._forwarder.add_face(self.face)
+
+    def data_received(self, data: bytes) -> None:
+        buf = self._buf
+        buf += data
+        pos = 0
+        n = len(buf)
+        face = self.face
+        fw = self._forwarder
+        while pos < n:
+            if self._state.skip:
+                take = min(self._state.skip, n - pos)
+                self._state.skip -= take
+                pos += take
+                continue
+            header = _read_header(buf, pos)
+            if header is None:
+                break
+            hlen, length = header
+            end = pos + hlen + length
+            if hlen + length > MAX_FRAME:
+                fw.counters.drop("oversized_frame")
+                log.debug("face %s: skipping oversized frame of %d bytes", face, length)
+                self._state.skip = hlen + length
+                continue
+            if end > n:
+                break
+            frame = bytes(buf[pos:end])
+            pos = end
+            if face is not None:
+                face.deliver(frame)
+        if pos:
+            del buf[:pos]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.face is not None:
+            self.face.close()
+
+
+def _read_header(buf: bytearray, pos: int) -> tuple[int, int] | None:
+    """Return ``(header_length, value_length)`` or None if the header is incomplete."""
+    n = len(buf)
+    p = pos
+    for i in range(2):
+        if p >= n:
+            return None
+        first = buf[p]
+        width = 1 if first < 0xFD else {0xFD: 3, 0xFE: 5, 0xFF: 9}[first]
+        if p + width > n:
+            return None
+        value = first if width == 1 else int.from_bytes(buf[p + 1 : p + width], "big")
+        p += width
+        if i == 1:
+            return p - pos, value
+    return None
+
+
+def _is_loopback(host: str) -> bool:
+    return host.startswith("127.") or host in ("::1", "::ffff:127.0.0.1")
+
+
+def _fmt_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+class UdpFace(Face):
+    """One remote UDP endpoint on a shared listening socket."""
+
+    def __init__(
+        self, transport: asyncio.DatagramTransport, addr: tuple[str, int], local_uri: str
+    ) -> None:
+        scope = FaceScope.LOCAL if _is_loopback(addr[0]) else FaceScope.NON_LOCAL
+        super().__init__(f"udp://{_fmt_host(addr[0])}:{addr[1]}", local_uri, scope=scope)
+        self._transport = transport
+        self.addr = addr
+
+    def transmit(self, frame: bytes) -> None:
+        self._transport.sendto(frame, self.addr)
+
+
+class UdpProtocol(asyncio.DatagramProtocol):
+    """Creates a :class:`UdpFace` per remote endpoint on first datagram (bounded)."""
+
+    def __init__(self, forwarder: Forwarder, max_faces: int = 1024) -> None:
+        self._forwarder = forwarder
+        self._faces: dict[tuple[str, int], UdpFace] = {}
+        self._max_faces = max_faces
+        self._transport: asyncio.DatagramTransport | None = None
+        self._local_uri = "udp://"
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.DatagramTransport)
+        self._transport = transport
+        sock = transport.get_extra_info("sockname")
+        self._local_uri = f"udp://{_fmt_host(sock[0])}:{sock[1]}"
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        assert self._transport is not None
+        key = (addr[0], addr[1])
+        face = self._faces.get(key)
+        if face is None:
+            if len(self._faces) >= self._max_faces:
+                self._forwarder.counters.drop("udp_face_limit")
+                return
+            face = UdpFace(self._transport, key, self._local_uri)
+            face.add_close_callback(lambda f: self._faces.pop(key, None))
+            self._faces[key] = face
+            self._forwarder.add_face(face)
+        if len(data) > MAX_FRAME:
+            self._forwarder.counters.drop("oversized_frame")
+            return
+        face.deliver(data)
