@@ -1,0 +1,329 @@
+"""The compaction hook: all-reduce only the unpruned entries of each DDP bucket.
+
+Every rank holds the same masks (:class:`pactrain.masks.MaskTracker`), so every rank knows
+which entries of a bucket can be non-zero. Gathering them into a short dense buffer gives
+buffers of equal length and order on all ranks: they can be summed by the ordinary
+all-reduce, and no indices travel. The traffic is density x dense traffic, the ideal.
+
+Algorithm of :func:`compaction_hook` for one bucket:
+
+1. Look up the bucket's layout (kept flat positions, cached per bucket index, bucket size,
+   parameters and ``mask_version``; DDP rebuilds its buckets after the first iteration,
+   so the key is checked on every call and the layout rebuilt when it changes).
+2. Look up the bucket's tier (forced, or the adaptive policy's decision, cached per layout
+   and policy version); count it.
+3. Send with that tier (each a named function in :data:`TIER_SENDERS`):
+   - ``dense``: zero pruned entries, divide by N, all-reduce the whole bucket (fp32);
+   - ``fp32``: gather kept entries, divide by N, all-reduce them (k x 4 bytes);
+   - ``fp16``/``bf16``: as fp32 but cast after dividing (k x 2 bytes);
+   - ``ternary``: gather kept entries (+ error-feedback residual), all-reduce MAX of the
+     local max |v| (4 bytes, waited for in the hook so every rank issues its collectives
+     in bucket order), stochastic int8 codes, all-reduce SUM of the codes (k bytes).
+4. On completion scatter the averaged entries back into a zeroed bucket (pruned entries
+   are exactly zero) and return the bucket buffer.
+5. On the last bucket, close the step of the payload counter.
+
+What is counted as payload: the bytes of every tensor handed to a collective, per rank,
+before the ring factor 2(N-1)/N.
+
+Warnings:
+- Register before the first iteration (:func:`pactrain.methods.attach`).
+- Under ``no_sync()`` DDP skips the hook; gradients accumulate locally and the hook sees
+  their sum on the next synchronized backward, which is what it compacts.
+- Hook annotations are checked by DDP at runtime, hence no ``from __future__ import
+  annotations`` in this module.
+"""
+
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from pactrain.accounting import PayloadCounter
+from pactrain.masks import MaskTracker
+from pactrain.policy import AdaptivePolicy, FixedPolicy, TierDecision
+from pactrain.tiers import (
+    LOSSY_TIERS,
+    LOW_PRECISION,
+    MAX_TERNARY_WORLD_SIZE,
+    TIERS,
+    ErrorFeedback,
+    ternary_decode,
+    ternary_encode,
+)
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class BucketLayout:
+    """Which flat positions of one bucket survive the masks.
+
+    Attributes:
+        key: (bucket index, bucket size, parameter ids, mask_version): the cache key.
+        numel: entries in the bucket.
+        kept: int64 flat positions of unpruned entries, ascending.
+        flat_mask: bool mask over the whole bucket (True = kept).
+    """
+
+    key: tuple
+    numel: int
+    kept: torch.Tensor
+    flat_mask: torch.Tensor
+
+
+def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: tuple,
+                 ) -> BucketLayout:
+    """Lay the parameters' masks out in bucket order (offsets read from the grad views)."""
+    buffer = bucket.buffer()
+    flat = torch.ones(buffer.numel(), dtype=torch.bool, device=buffer.device)
+    base = buffer.data_ptr()
+    for param, grad in zip(bucket.parameters(), bucket.gradients(), strict=True):
+        mask = masks.get(id(param))
+        if mask is None:
+            continue
+        offset = (grad.data_ptr() - base) // grad.element_size()
+        if offset < 0 or offset + grad.numel() > buffer.numel():
+            raise RuntimeError(
+                f"gradient of a parameter is not a view of bucket {bucket.index()}'s buffer; "
+                "this DDP version lays buckets out differently, which PacTrain does not support"
+            )
+        flat[offset:offset + grad.numel()] = mask.reshape(-1).to(flat.device)
+    return BucketLayout(key, buffer.numel(), flat.nonzero().squeeze(1), flat)
+
+
+class CompactionState:
+    """Everything :func:`compaction_hook` carries between calls (one per rank).
+
+    Args:
+        process_group: the group (``None``: default group).
+        tracker: the mask tracker (masks and ``mask_version``).
+        world_size, rank, seed: the group's size, this rank, the run seed (seeds the
+            per-rank generator of ternary draws).
+        policy: :class:`FixedPolicy` or :class:`AdaptivePolicy`.
+        error_feedback: keep residuals of lossy tiers.
+
+    Raises:
+        ValueError: world size above 127 with the ternary tier forced.
+    """
+
+    def __init__(
+        self, process_group: Any, tracker: MaskTracker, world_size: int, rank: int,
+        seed: int, policy: FixedPolicy | AdaptivePolicy, error_feedback: bool = True,
+    ) -> None:
+        if isinstance(policy, FixedPolicy) and policy.tier not in TIERS:
+            raise ValueError(f"unknown tier {policy.tier!r}; choose one of {TIERS}")
+        if world_size > MAX_TERNARY_WORLD_SIZE:
+            if isinstance(policy, FixedPolicy) and policy.tier == "ternary":
+                raise ValueError(
+                    f"the ternary tier sums int8 codes, which overflows above "
+                    f"{MAX_TERNARY_WORLD_SIZE} workers (world size {world_size}); use "
+                    "pactrain-fp16 or the adaptive pactrain method"
+                )
+            if isinstance(policy, AdaptivePolicy) and "ternary" in policy.allowed:
+                LOG.warning("world size %d > %d: the adaptive policy will not use ternary",
+                            world_size, MAX_TERNARY_WORLD_SIZE)
+                policy.allowed = tuple(t for t in policy.allowed if t != "ternary")
+        self.process_group = process_group
+        self.tracker = tracker
+        self.world_size = world_size
+        self.rank = rank
+        self.seed = seed
+        self.policy = policy
+        self.error_feedback = ErrorFeedback() if error_feedback else None
+        self.generator = torch.Generator().manual_seed(seed * 1_000_003 + 7919 * rank + 1)
+        self.payload = PayloadCounter()
+        self.tier_counts: dict[int, Counter] = {}
+        self.comm_seconds = 0.0
+        self.layouts: dict[int, BucketLayout] = {}
+        self.decisions: dict[int, tuple[tuple, int, TierDecision]] = {}
+        self._param_names = {id(p): name for name, p in tracker.pruner.params.items()}
+
+    # -- caches --------------------------------------------------------------------------
+    def layout(self, bucket: dist.GradBucket) -> BucketLayout:
+        """The bucket's cached layout, rebuilt when its key changes."""
+        params = bucket.parameters()
+        key = (bucket.index(), bucket.buffer().numel(), tuple(id(p) for p in params),
+               self.tracker.mask_version)
+        cached = self.layouts.get(bucket.index())
+        if cached is not None and cached.key == key:
+            return cached
+        masks = {pid: self.tracker.pruner.masks[name]
+                 for pid, name in self._param_names.items()}
+        layout = build_layout(bucket, masks, key)
+        self.layouts[bucket.index()] = layout
+        return layout
+
+    def decide(self, index: int, layout: BucketLayout) -> TierDecision:
+        """The bucket's tier, recomputed when the layout or the policy changes."""
+        cached = self.decisions.get(index)
+        if cached is not None and cached[0] == layout.key and cached[1] == self.policy.version:
+            return cached[2]
+        decision = self.policy.decide(layout.numel, int(layout.kept.numel()), self.world_size)
+        previous = cached[2].tier if cached else None
+        if decision.tier != previous:
+            LOG.info("bucket %d: %d of %d entries kept (density %.3f) -> %s %s", index,
+                     decision.kept, decision.numel, decision.density, decision.tier,
+                     {k: f"{v:.2e}s" for k, v in decision.costs.items()})
+        self.decisions[index] = (layout.key, self.policy.version, decision)
+        return decision
+
+    # -- the communicator ----------------------------------------------------------------
+    def all_reduce(self, tensor: torch.Tensor, name: str = "all_reduce",
+                   op: Any = dist.ReduceOp.SUM) -> torch.futures.Future:
+        """Launch one async all-reduce, count its payload and time it to completion."""
+        nbytes = tensor.numel() * tensor.element_size()
+        self.payload.add(nbytes, name)
+        start = time.perf_counter()
+        future = dist.all_reduce(tensor, op=op, group=self.process_group,
+                                 async_op=True).get_future()
+
+        def record(_: torch.futures.Future) -> None:
+            seconds = time.perf_counter() - start
+            self.comm_seconds += seconds
+            self.policy.observe(nbytes, seconds)
+
+        future.add_done_callback(record)
+        return future
+
+    # -- checkpoint ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Masks, mask version, schedule position, residuals, link model, generator."""
+        return {
+            "tracker": self.tracker.state_dict(),
+            "policy": self.policy.state_dict(),
+            "residuals": self.error_feedback.state_dict() if self.error_feedback else {},
+            "generator": self.generator.get_state(),
+            "tier_counts": {i: dict(c) for i, c in self.tier_counts.items()},
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`; caches are rebuilt on the next call."""
+        self.tracker.load_state_dict(state["tracker"])
+        self.policy.load_state_dict(state["policy"])
+        if self.error_feedback is not None:
+            self.error_feedback.load_state_dict(state["residuals"])
+        self.generator.set_state(state["generator"])
+        self.tier_counts = {int(i): Counter(c) for i, c in state["tier_counts"].items()}
+        self.layouts.clear()
+        self.decisions.clear()
+
+    def __getstate__(self) -> dict[str, Any]:
+        raise TypeError(
+            "CompactionState holds a process group and cannot be pickled; save "
+            "state.state_dict() and restore it with load_state_dict()"
+        )
+
+
+def _scatter_back(buffer: torch.Tensor, kept: torch.Tensor,
+                  ) -> Callable[[torch.futures.Future], torch.Tensor]:
+    def scatter(future: torch.futures.Future) -> torch.Tensor:
+        values = future.value()[0]
+        buffer.zero_()
+        buffer.index_copy_(0, kept, values.to(buffer.dtype))
+        return buffer
+    return scatter
+
+
+def _compensate(state: CompactionState, key: tuple[int, int], layout: BucketLayout,
+                values: torch.Tensor, tier: str) -> torch.Tensor:
+    """Add a stored residual; lossless tiers deliver it and drop it."""
+    if state.error_feedback is None:
+        return values
+    values = state.error_feedback.compensate(key, layout.kept, values)
+    if tier not in LOSSY_TIERS:
+        state.error_feedback.drop(key)
+    return values
+
+
+def send_dense(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+               layout: BucketLayout) -> torch.futures.Future:
+    """Whole bucket in fp32, pruned entries zeroed (cheapest when little is pruned)."""
+    if state.error_feedback is not None and key in state.error_feedback.residuals:
+        buffer.index_add_(0, layout.kept,
+                          state.error_feedback.residuals.pop(key).index_select(0, layout.kept))
+    buffer.mul_(layout.flat_mask).div_(state.world_size)
+    return state.all_reduce(buffer).then(lambda f: f.value()[0])
+
+
+def send_fp32(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+              layout: BucketLayout) -> torch.futures.Future:
+    """Kept entries only, fp32: exactly the dense average of the masked gradient."""
+    values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "fp32")
+    values.div_(state.world_size)
+    return state.all_reduce(values).then(_scatter_back(buffer, layout.kept))
+
+
+def _send_low_precision(tier: str) -> Callable[..., torch.futures.Future]:
+    dtype = LOW_PRECISION[tier]
+
+    def send(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+             layout: BucketLayout) -> torch.futures.Future:
+        values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), tier)
+        sent = (values / state.world_size).to(dtype)
+        if state.error_feedback is not None:
+            delivered = sent.to(torch.float32) * state.world_size
+            state.error_feedback.store(key, layout.numel, layout.kept, values - delivered)
+        return state.all_reduce(sent).then(_scatter_back(buffer, layout.kept))
+
+    send.__name__ = f"send_{tier}"
+    send.__doc__ = f"Kept entries divided by N, cast to {tier} (2 bytes each)."
+    return send
+
+
+def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+                 layout: BucketLayout) -> torch.futures.Future:
+    """Stochastic ternary int8 codes of the kept entries under a group-wide MAX scale."""
+    values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "ternary")
+    uniform = torch.rand(values.numel(), generator=state.generator)
+    scale = values.abs().max().reshape(1) if values.numel() else torch.zeros(1)
+    state.all_reduce(scale, "all_reduce_max", dist.ReduceOp.MAX).wait()
+    shared = float(scale[0])
+    codes = ternary_encode(values, shared, uniform)
+    if state.error_feedback is not None:
+        state.error_feedback.store(key, layout.numel, layout.kept,
+                                   values - codes.to(torch.float32) * shared)
+    world_size = state.world_size
+
+    def decode(future: torch.futures.Future) -> torch.Tensor:
+        averaged = ternary_decode(future.value()[0], shared, world_size)
+        buffer.zero_()
+        buffer.index_copy_(0, layout.kept, averaged)
+        return buffer
+
+    return state.all_reduce(codes).then(decode)
+
+
+#: One sender per tier (a table, not an if/elif chain).
+TIER_SENDERS: dict[str, Callable[..., torch.futures.Future]] = {
+    "dense": send_dense,
+    "fp32": send_fp32,
+    "fp16": _send_low_precision("fp16"),
+    "bf16": _send_low_precision("bf16"),
+    "ternary": send_ternary,
+}
+
+
+def compaction_hook(state: CompactionState, bucket: dist.GradBucket,
+                    ) -> torch.futures.Future[torch.Tensor]:
+    """DDP communication hook of PacTrain (see the module docstring for the steps).
+
+    Example::
+
+        state = CompactionState(None, tracker, world_size, rank, seed, FixedPolicy("fp32"))
+        ddp_model.register_comm_hook(state, compaction_hook)
+    """
+    buffer = bucket.buffer()
+    index = bucket.index()
+    layout = state.layout(bucket)
+    tier = state.decide(index, layout).tier
+    state.tier_counts.setdefault(index, Counter())[tier] += 1
+    future = TIER_SENDERS[tier](state, (index, layout.numel), buffer, layout)
+    if bucket.is_last():
+        state.payload.end_step()
+    return future

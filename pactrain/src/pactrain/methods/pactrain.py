@@ -1,0 +1,103 @@
+"""`pactrain` (adaptive tiers) and the forced-tier variants `pactrain-fp32`, `-fp16`,
+`-bf16` and `-ternary`: pruning plus the compaction hook of :mod:`pactrain.compaction`.
+
+On the wire: per bucket, the kept entries only (fp32, fp16/bf16 or int8 ternary codes plus
+one fp32 scale), or the whole bucket when the policy finds that cheaper.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch.distributed as dist
+
+from pactrain.accounting import PayloadCounter
+from pactrain.compaction import CompactionState, compaction_hook
+from pactrain.masks import MaskTracker
+from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.policy import AdaptivePolicy, FixedPolicy, probe_compute, probe_link
+
+
+@dataclass
+class PacTrainMethod:
+    """The :class:`pactrain.methods.CommMethod` of the PacTrain methods."""
+
+    state: CompactionState
+    refresh_every: int = 50
+
+    @property
+    def hook(self) -> Callable[..., Any]:
+        return compaction_hook
+
+    @property
+    def payload(self) -> PayloadCounter:
+        return self.state.payload
+
+    def on_step_end(self, step: int) -> None:
+        """Refresh the link model every ``refresh_every`` steps (a collective)."""
+        if isinstance(self.state.policy, AdaptivePolicy) and self.refresh_every > 0 \
+                and (step + 1) % self.refresh_every == 0:
+            self.state.policy.refresh(self.state.process_group)
+
+    def summary(self) -> dict[str, Any]:
+        total: Counter = Counter()
+        for counts in self.state.tier_counts.values():
+            total.update(counts)
+        steps = self.state.payload.steps
+        policy = self.state.policy
+        return {
+            "tier_counts": dict(total),
+            "tier_counts_per_bucket": {str(i): dict(c)
+                                       for i, c in sorted(self.state.tier_counts.items())},
+            "decisions": {str(i): {"tier": d.tier, "numel": d.numel, "kept": d.kept}
+                          for i, (_, _, d) in sorted(self.state.decisions.items())},
+            "policy": policy.state_dict(),
+            "comm_s_per_step": self.state.comm_seconds / steps if steps else None,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.state.state_dict()
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.state.load_state_dict(state)
+
+
+def make_pactrain(
+    process_group: dist.ProcessGroup | None, ddp_model: Any, config: MethodConfig,
+    tracker: MaskTracker | None, tier: str | None = None,
+) -> PacTrainMethod:
+    """Factory of the PacTrain methods; ``tier=None`` is the adaptive policy.
+
+    Collective when adaptive: the link and compute probes run on every rank.
+    """
+    if tracker is None:
+        raise ValueError("PacTrain methods need the mask tracker; register them with "
+                         "uses_pruning=True")
+    forced = tier or config.tier
+    if forced is not None:
+        policy: FixedPolicy | AdaptivePolicy = FixedPolicy(forced)
+    else:
+        policy = AdaptivePolicy(allowed=tuple(config.allowed_tiers))
+        if config.probe_link and dist.is_initialized():
+            policy.link = probe_link(process_group)
+            policy.compute = probe_compute(process_group, seed=config.seed)
+    state = CompactionState(process_group, tracker, config.world_size, config.rank,
+                            config.seed, policy, config.error_feedback)
+    return PacTrainMethod(state, config.refresh_every)
+
+
+for _name, _tier, _description in (
+    ("pactrain", None, "adaptive per-bucket tier from the alpha-beta link model"),
+    ("pactrain-fp32", "fp32", "compacted fp32 all-reduce (exact)"),
+    ("pactrain-fp16", "fp16", "compacted fp16 all-reduce"),
+    ("pactrain-bf16", "bf16", "compacted bf16 all-reduce"),
+    ("pactrain-ternary", "ternary", "compacted stochastic ternary int8 all-reduce"),
+):
+    register_method(MethodSpec(
+        name=_name, factory=functools.partial(make_pactrain, tier=_tier), uses_pruning=True,
+        lossy=_tier != "fp32", description=_description,
+    ))

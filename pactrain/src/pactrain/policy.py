@@ -1,0 +1,264 @@
+"""Adaptive tier policy: an alpha-beta model of the link plus each bucket's density.
+
+Why: compaction alone is ideal in bytes, but whether fewer bytes pay off depends on the
+link. On a fast link a small bucket costs mostly latency (alpha) and the gather/scatter
+of compaction is pure overhead; on a slow link every byte counts (beta) and even the
+ternary tier's extra latency is worth its 4x saving. The policy prices each tier:
+
+    t(bytes)  = alpha + beta * 2(N-1)/N * bytes               (ring all-reduce)
+    dense     = t(4 n)            + c_mask * n
+    fp32      = t(4 k)            + c_gather * k
+    fp16/bf16 = t(2 k)            + (c_gather + c_cast) * k
+    ternary   = alpha + t(k + 4)  + (c_gather + c_ternary) * k   (one MAX, one int8 sum)
+
+(n entries in the bucket, k kept.) A lossy tier is chosen only when it beats the best
+lossless tier by ``lossy_margin``, so accuracy is not traded for noise-level gains.
+
+Alpha and beta are measured at start-up (:func:`probe_link`) and refreshed from the
+durations of the hook's own collectives (:meth:`AdaptivePolicy.refresh`). Every rank must
+decide identically (compacted buffers must match in size and dtype), so every measured
+number is agreed on by an all-reduce before it is used.
+"""
+
+from __future__ import annotations
+
+import logging
+import statistics
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from pactrain.tiers import LOSSY_TIERS, TIERS
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class LinkModel:
+    """Latency per collective (s) and seconds per payload byte of one ring all-reduce."""
+
+    alpha_s: float = 1e-4
+    beta_s_per_byte: float = 1e-9
+
+    def all_reduce_time(self, nbytes: float, world_size: int) -> float:
+        ring = 2.0 * (world_size - 1) / world_size if world_size > 1 else 0.0
+        return self.alpha_s + self.beta_s_per_byte * ring * nbytes
+
+
+@dataclass
+class ComputeCosts:
+    """Seconds per element of the local work each tier adds."""
+
+    mask_s: float = 1e-10
+    gather_s: float = 2e-9
+    cast_s: float = 1e-9
+    ternary_s: float = 5e-9
+
+
+@dataclass(frozen=True)
+class TierDecision:
+    """The tier chosen for a bucket and the price of every candidate (seconds)."""
+
+    tier: str
+    numel: int
+    kept: int
+    costs: dict[str, float]
+
+    @property
+    def density(self) -> float:
+        return self.kept / self.numel if self.numel else 1.0
+
+
+def _agree(values: list[float], process_group: Any, op: Any) -> list[float]:
+    """All ranks adopt the same numbers (MAX or average) so their decisions match."""
+    if not (dist.is_available() and dist.is_initialized()):
+        return values
+    tensor = torch.tensor(values, dtype=torch.float64)
+    dist.all_reduce(tensor, op=op, group=process_group)
+    if op == dist.ReduceOp.SUM:
+        tensor /= dist.get_world_size(process_group)
+    return tensor.tolist()
+
+
+def probe_link(
+    process_group: Any = None, small: int = 64, large: int = 131072, repeats: int = 5,
+) -> LinkModel:
+    """Time all-reduces of ``small`` and ``large`` fp32 entries; fit alpha and beta.
+
+    Collective: every rank of the group must call it. Medians of ``repeats`` timings after
+    one warm-up; the group agrees on the MAX of each estimate (the slowest link decides).
+    """
+    world_size = dist.get_world_size(process_group)
+    ring = 2.0 * (world_size - 1) / world_size if world_size > 1 else 1.0
+
+    def timed(n: int) -> float:
+        buf = torch.zeros(n, dtype=torch.float32)
+        dist.all_reduce(buf, group=process_group)
+        samples = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            dist.all_reduce(buf, group=process_group)
+            samples.append(time.perf_counter() - start)
+        return statistics.median(samples)
+
+    t_small, t_large = timed(small), timed(large)
+    beta = max(t_large - t_small, 0.0) / (ring * 4 * (large - small))
+    alpha = max(t_small - beta * ring * 4 * small, 1e-7)
+    alpha, beta = _agree([alpha, max(beta, 1e-13)], process_group, dist.ReduceOp.MAX)
+    return LinkModel(alpha, beta)
+
+
+def probe_compute(process_group: Any = None, n: int = 1 << 18, density: float = 0.25,
+                  seed: int = 0) -> ComputeCosts:
+    """Time each tier's local work per element on this machine (group agrees on MAX)."""
+    generator = torch.Generator().manual_seed(seed)
+    buffer = torch.randn(n, generator=generator)
+    mask = torch.rand(n, generator=generator) < density
+    kept = mask.nonzero().squeeze(1)
+
+    def per_element(fn: Any, count: int) -> float:
+        fn()
+        start = time.perf_counter()
+        for _ in range(3):
+            fn()
+        return (time.perf_counter() - start) / (3 * max(count, 1))
+
+    def gather_scatter() -> None:
+        values = buffer.index_select(0, kept)
+        out = torch.zeros_like(buffer)
+        out.index_copy_(0, kept, values)
+
+    values = buffer.index_select(0, kept)
+    uniform = torch.rand(values.numel(), generator=generator)
+    costs = [
+        per_element(lambda: buffer.mul(mask), n),
+        per_element(gather_scatter, kept.numel()),
+        per_element(lambda: values.half().float(), kept.numel()),
+        per_element(lambda: (torch.sign(values) * (uniform < values.abs())).to(torch.int8),
+                    kept.numel()),
+    ]
+    costs = _agree(costs, process_group, dist.ReduceOp.MAX)
+    return ComputeCosts(*costs)
+
+
+@dataclass
+class FixedPolicy:
+    """Always the same tier (``pactrain-fp32``, ``pactrain-ternary``, ...)."""
+
+    tier: str
+    version: int = 0
+
+    def decide(self, numel: int, kept: int, world_size: int) -> TierDecision:
+        return TierDecision(self.tier, numel, kept, {})
+
+    def observe(self, nbytes: int, seconds: float) -> None:
+        """Fixed tiers ignore timings."""
+
+    def refresh(self, process_group: Any) -> None:
+        """Nothing to refresh."""
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"tier": self.tier}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.tier = state["tier"]
+
+
+@dataclass
+class AdaptivePolicy:
+    """Cheapest tier per bucket under the measured link and compute costs.
+
+    Attributes:
+        link: the alpha-beta model (agreed by all ranks).
+        compute: per-element local costs (agreed by all ranks).
+        allowed: tiers it may choose.
+        lossy_margin: a lossy tier must be this many times cheaper than the best lossless.
+        blend: weight of a new link estimate in a refresh (the rest stays with the old).
+        version: bumped on each refresh; decision caches key on it.
+    """
+
+    link: LinkModel = field(default_factory=LinkModel)
+    compute: ComputeCosts = field(default_factory=ComputeCosts)
+    allowed: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary")
+    lossy_margin: float = 1.25
+    blend: float = 0.5
+    version: int = 0
+    observations: list[tuple[int, float]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.allowed) - set(TIERS)
+        if unknown or not self.allowed:
+            raise ValueError(f"allowed tiers {sorted(unknown)} unknown; choose from {TIERS}")
+
+    def costs(self, numel: int, kept: int, world_size: int) -> dict[str, float]:
+        """Predicted seconds of each allowed tier for one bucket."""
+        t, c = self.link.all_reduce_time, self.compute
+        price = {
+            "dense": t(4 * numel, world_size) + c.mask_s * numel,
+            "fp32": t(4 * kept, world_size) + c.gather_s * kept,
+            "fp16": t(2 * kept, world_size) + (c.gather_s + c.cast_s) * kept,
+            "bf16": t(2 * kept, world_size) + (c.gather_s + c.cast_s) * kept,
+            "ternary": self.link.alpha_s + t(kept + 4, world_size)
+            + (c.gather_s + c.ternary_s) * kept,
+        }
+        return {tier: price[tier] for tier in self.allowed}
+
+    def decide(self, numel: int, kept: int, world_size: int) -> TierDecision:
+        costs = self.costs(numel, kept, world_size)
+        lossless = {k: v for k, v in costs.items() if k not in LOSSY_TIERS}
+        lossy = {k: v for k, v in costs.items() if k in LOSSY_TIERS}
+        best = min(lossless, key=lossless.__getitem__) if lossless else None
+        if lossy:
+            cheapest_lossy = min(lossy, key=lossy.__getitem__)
+            if best is None or lossy[cheapest_lossy] * self.lossy_margin < lossless[best]:
+                best = cheapest_lossy
+        assert best is not None
+        return TierDecision(best, numel, kept, costs)
+
+    def observe(self, nbytes: int, seconds: float) -> None:
+        """Record one collective's payload and duration (launch to completion)."""
+        self.observations.append((nbytes, seconds))
+        del self.observations[:-256]
+
+    def refresh(self, process_group: Any) -> None:
+        """Fit alpha-beta to recent observations and agree on the group's average.
+
+        Collective: all ranks call it at the same step. Observed durations include time
+        queued behind earlier buckets, so they overestimate; blending with the previous
+        model damps single noisy windows.
+        """
+        world_size = dist.get_world_size(process_group) if dist.is_initialized() else 1
+        ring = 2.0 * (world_size - 1) / world_size if world_size > 1 else 1.0
+        alpha, beta = self.link.alpha_s, self.link.beta_s_per_byte
+        samples = [(ring * b, s) for b, s in self.observations if b > 0]
+        if len(samples) >= 2:
+            xs = [x for x, _ in samples]
+            ys = [y for _, y in samples]
+            mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+            var_x = statistics.fmean([(x - mean_x) ** 2 for x in xs])
+            if var_x > 0:
+                cov = statistics.fmean([(x - mean_x) * (y - mean_y) for x, y in samples])
+                beta = max(cov / var_x, 1e-13)
+                alpha = max(mean_y - beta * mean_x, 1e-7)
+            else:
+                beta = max((mean_y - alpha) / mean_x, 1e-13)
+        self.observations.clear()
+        alpha, beta = _agree([alpha, beta], process_group, dist.ReduceOp.SUM)
+        self.link = LinkModel(
+            (1 - self.blend) * self.link.alpha_s + self.blend * alpha,
+            (1 - self.blend) * self.link.beta_s_per_byte + self.blend * beta,
+        )
+        self.version += 1
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"link": asdict(self.link), "compute": asdict(self.compute),
+                "allowed": list(self.allowed), "version": self.version}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.link = LinkModel(**state["link"])
+        self.compute = ComputeCosts(**state["compute"])
+        self.allowed = tuple(state["allowed"])
+        self.version = int(state["version"])
