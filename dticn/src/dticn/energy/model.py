@@ -9,6 +9,7 @@ touching the (dominant) sleep intervals.
 
 from __future__ import annotations
 
+import itertools
 import tomllib
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -64,7 +65,7 @@ class EnergyConfig:
                 f"no transmit current for {power_dbm} dBm; the config covers "
                 f"{levels[0]}..{levels[-1]} dBm: add the level to [tx_ma]"
             )
-        for low, high in zip(levels, levels[1:], strict=False):
+        for low, high in itertools.pairwise(levels):
             if low <= power_dbm <= high:
                 frac = (power_dbm - low) / (high - low)
                 return self.tx_ma[low] + frac * (self.tx_ma[high] - self.tx_ma[low])

@@ -13,7 +13,7 @@ from typing import Any
 BROADCAST = 0xFFFF
 
 
-class FrameKind(str, enum.Enum):
+class FrameKind(enum.StrEnum):
     BEACON = "beacon"
     DATA = "data"
     ACK = "ack"

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from dticn.mac.timing import DsmeTiming
 
 
-class Direction(str, enum.Enum):
+class Direction(enum.StrEnum):
     UP = "up"        # device -> coordinator
     DOWN = "down"    # coordinator -> device
 

@@ -19,7 +19,7 @@ class IllegalTransition(RuntimeError):
     """A state machine was asked for a transition its table does not contain."""
 
 
-class RadioState(str, enum.Enum):
+class RadioState(enum.StrEnum):
     """Transceiver states of an SX1276-class radio (energy is booked per state)."""
 
     SLEEP = "sleep"
@@ -29,7 +29,7 @@ class RadioState(str, enum.Enum):
     TX = "tx"
 
 
-class RadioEvent(str, enum.Enum):
+class RadioEvent(enum.StrEnum):
     WAKE = "wake"            # sleep -> standby (oscillator start-up)
     SLEEP = "sleep"
     IDLE = "idle"            # back to standby (end of RX window, TX done, CAD done)
@@ -52,7 +52,7 @@ RADIO_TRANSITIONS: Mapping[tuple[RadioState, RadioEvent], RadioState] = {
 }
 
 
-class GtsState(str, enum.Enum):
+class GtsState(enum.StrEnum):
     """A device's view of one GTS it asks for (DSME-GTS request/response handshake)."""
 
     NONE = "none"
@@ -61,7 +61,7 @@ class GtsState(str, enum.Enum):
     DEALLOCATING = "deallocating"
 
 
-class GtsEvent(str, enum.Enum):
+class GtsEvent(enum.StrEnum):
     REQUEST = "request"              # DSME-GTS request sent in the CAP
     RESPONSE_OK = "response_ok"      # coordinator's response carries the slot
     RESPONSE_DENIED = "denied"       # no free slot
@@ -83,7 +83,7 @@ GTS_TRANSITIONS: Mapping[tuple[GtsState, GtsEvent], GtsState] = {
 }
 
 
-class SyncState(str, enum.Enum):
+class SyncState(enum.StrEnum):
     """An end node's association and beacon tracking."""
 
     UNASSOCIATED = "unassociated"    # scanning for a beacon
@@ -92,7 +92,7 @@ class SyncState(str, enum.Enum):
     LOST = "lost"                    # macMaxLostBeacons missed: scan again
 
 
-class SyncEvent(str, enum.Enum):
+class SyncEvent(enum.StrEnum):
     BEACON_FOUND = "beacon_found"
     ASSOCIATION_REQUESTED = "association_requested"
     ASSOCIATED = "associated"

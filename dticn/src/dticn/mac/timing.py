@@ -107,4 +107,28 @@ class DsmeTiming:
         first = self.next_periodic(offset, period, start)
         if first >= end:
             return 0
-        return int(math.floor((end - first) / period - 1e-9)) + 1
+        return math.floor((end - first) / period - 1e-9) + 1
+
+    def cap_advance(self, t: float, periods: int) -> float:
+        """Slotted CSMA/CA time: from the first backoff boundary inside a CAP at or after ``t``,
+        count ``periods`` unit backoff periods of CAP time (the countdown pauses outside the
+        CAP, section 6.2.5.1) and return the boundary reached.
+        """
+        unit = self.unit_backoff_s
+        eps = 1e-9
+        index = math.floor(t / self.superframe_s + eps)
+        while True:
+            cap_start, cap_end = self.cap_window(index)
+            here = max(t, cap_start)
+            boundary = cap_start + math.ceil((here - cap_start) / unit - eps) * unit
+            available = math.floor((cap_end - boundary) / unit + eps)
+            if boundary < cap_end - eps and periods < available:
+                return boundary + periods * unit
+            if boundary < cap_end - eps:
+                periods -= max(available, 0)
+            index += 1
+            t = self.superframe_start(index)
+
+    def cap_end_of(self, t: float) -> float:
+        """End of the CAP containing ``t`` (``t`` must lie inside a CAP)."""
+        return self.cap_window(math.floor(t / self.superframe_s + 1e-9))[1]

@@ -1,0 +1,183 @@
+"""Channel access in the CAP: slotted CSMA/CA with CAD as CCA, ACK wait and retries.
+
+Drives :class:`~dticn.mac.csma.SlottedCsmaCa` in time: backoffs count only CAP time and
+are aligned to backoff boundaries from the superframe start; a transmission whose frame,
+turnaround and ACK do not fit in the rest of the CAP waits for the next CAP (6.2.5.1).
+The radio sleeps through backoffs longer than its wake-up time.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from dticn.mac.config import MacConfig
+from dticn.mac.csma import AccessFailure, Backoff, Cca, CsmaAction, SlottedCsmaCa, Transmit
+from dticn.mac.frames import Frame
+from dticn.mac.platform import Platform, Status
+from dticn.mac.states import RadioState
+from dticn.phy.airtime import time_on_air
+
+Finished = Callable[[Frame, Status, int], Any]
+
+
+class CapAccess:
+    """FIFO of frames for the CAP of one MAC instance; one transaction at a time."""
+
+    def __init__(self, platform: Platform, config: MacConfig, on_finished: Finished,
+                 on_event: Callable[[str, dict[str, Any]], None] | None = None) -> None:
+        self.p = platform
+        self.cfg = config
+        self.on_finished = on_finished
+        self.on_event = on_event or (lambda kind, detail: None)
+        self.queue: deque[Frame] = deque()
+        self.busy = False
+        self._frame: Frame | None = None
+        self._csma: SlottedCsmaCa | None = None
+        self._retries = 0
+        self._ack_timer: Any = None
+        self.ack_s = time_on_air(platform.phy, config.ack_bytes)
+        self.backoff_log: list[int] = []
+
+    def submit(self, frame: Frame) -> None:
+        self.queue.append(frame)
+        if not self.busy:
+            self._next()
+
+    # -- sequencing ---------------------------------------------------------------
+    def _next(self) -> None:
+        if not self.queue:
+            self.busy = False
+            return
+        self.busy = True
+        self._frame = self.queue.popleft()
+        self._retries = 0
+        self._attempt()
+
+    def _attempt(self) -> None:
+        self._csma = SlottedCsmaCa(self.cfg.csma, self.p.rng)
+        self._act(self._csma.start())
+
+    def _finish(self, status: Status) -> None:
+        frame, self._frame = self._frame, None
+        assert frame is not None
+        self._radio_sleep()
+        self.on_finished(frame, status, self._retries + 1)
+        self._next()
+
+    def _radio_sleep(self) -> None:
+        radio = self.p.radio
+        if getattr(radio, "state", RadioState.STANDBY) is not RadioState.SLEEP:
+            radio.sleep()
+
+    def _at(self, when: float, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` at ``when`` with the radio awake; sleep meanwhile if worth it."""
+        now = self.p.clock.now()
+        wake = self.cfg.wakeup_s
+        radio = self.p.radio
+        asleep = getattr(radio, "state", RadioState.STANDBY) is RadioState.SLEEP
+        if when - now > 2 * wake:
+            if not asleep:
+                radio.sleep()
+
+            def wake_then() -> None:
+                radio.wake()
+                self.p.clock.call_later(max(when - self.p.clock.now(), 0.0), fn)
+
+            self.p.clock.call_later(when - wake - now, wake_then)
+        else:
+            if asleep:
+                radio.wake()
+            self.p.clock.call_later(max(when - now, 0.0), fn)
+
+    # -- CSMA/CA steps ------------------------------------------------------------
+    def _act(self, action: CsmaAction) -> None:
+        timing = self.cfg.timing
+        now = self.p.clock.now()
+        if isinstance(action, Backoff):
+            self.backoff_log.append(action.periods)
+            self._at(timing.cap_advance(now + self.cfg.wakeup_s, action.periods), self._cca)
+        elif isinstance(action, Cca):
+            self._at(timing.cap_advance(now, 0), self._cca)
+        elif isinstance(action, Transmit):
+            self._transmit_at(timing.cap_advance(now, 0))
+        elif isinstance(action, AccessFailure):
+            self.on_event("channel_access_failure", {"nb": self._csma.nb if self._csma else 0})
+            self._finish(Status.CHANNEL_ACCESS_FAILURE)
+
+    def _cca(self) -> None:
+        self.p.radio.cad(self.cfg.cap_channel, self.cfg.timing.cca_s, self._cca_done)
+
+    def _cca_done(self, idle: bool) -> None:
+        assert self._csma is not None
+        if not idle:
+            self.on_event("cca_busy", {})
+        self._act(self._csma.on_cca(idle))
+
+    def _transaction_s(self, frame: Frame) -> float:
+        toa = time_on_air(self.p.phy, frame.psdu_bytes)
+        if frame.ack_request:
+            toa += 2 * self.cfg.turnaround_s + self.ack_s
+        return toa
+
+    def _transmit_at(self, when: float) -> None:
+        assert self._frame is not None and self._csma is not None
+        timing = self.cfg.timing
+        if when + self._transaction_s(self._frame) > timing.cap_end_of(when) + 1e-9:
+            # Does not fit in this CAP: resume with a fresh contention window in the next.
+            self._csma.cw = self.cfg.csma.contention_window
+            self._csma.done = False
+            nxt = timing.cap_advance(timing.cap_end_of(when) + 1e-6, 0)
+            self._at(nxt, self._cca)
+            return
+        earliest = self.p.duty.earliest(self.cfg.cap_channel, when)
+        if self.p.duty.enforce and earliest > when + 1e-12:
+            self.p.duty.deferrals += 1
+            self.on_event("duty_cycle_deferral", {"until": earliest})
+            self._at(timing.cap_advance(earliest, 0), self._attempt)
+            return
+        self._at(when, self._send)
+
+    def _send(self) -> None:
+        frame = self._frame
+        assert frame is not None
+        toa = time_on_air(self.p.phy, frame.psdu_bytes)
+        self.p.duty.record(self.cfg.cap_channel, self.p.clock.now(), toa)
+        self.on_event("tx", {"airtime_s": toa, "slot": "cap", "kind": frame.kind.value})
+        self.p.radio.transmit(self.cfg.cap_channel, frame, toa, self._sent)
+
+    def _sent(self) -> None:
+        frame = self._frame
+        assert frame is not None
+        if not frame.ack_request:
+            self._finish(Status.DELIVERED)
+            return
+        self.p.radio.start_rx(self.cfg.cap_channel)
+        wait = 2 * self.cfg.turnaround_s + self.ack_s
+        self._ack_timer = self.p.clock.call_later(wait, self._ack_timeout)
+
+    def on_ack(self, seq: int) -> bool:
+        """The owner received an ACK; True when it was the one awaited."""
+        if self._frame is None or self._ack_timer is None or seq != self._frame.seq:
+            return False
+        self._ack_timer.cancel()
+        self._ack_timer = None
+        self._finish(Status.DELIVERED)
+        return True
+
+    def _ack_timeout(self) -> None:
+        radio = self.p.radio
+        if radio.receiving():
+            until = getattr(radio, "receiving_until", self.p.clock.now())
+            self._ack_timer = self.p.clock.call_later(until - self.p.clock.now() + 1e-6,
+                                                      self._ack_timeout)
+            return
+        self._ack_timer = None
+        self._retries += 1
+        self.on_event("retry", {"retries": self._retries})
+        if self._retries > self.cfg.csma.max_frame_retries:
+            self._finish(Status.NO_ACK)
+            return
+        radio.idle()
+        self._attempt()

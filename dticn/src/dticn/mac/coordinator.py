@@ -1,0 +1,300 @@
+"""The PAN coordinator (the LoRa gateway's MAC): beacons, GTS schedule, ACKs, downlink.
+
+The coordinator is mains-powered, so its energy is not modelled; it listens according
+to its schedule (every CAP on the CAP channel, every uplink GTS on the cell's channel)
+instead of through a per-slot radio state, which keeps idle slots out of the event loop.
+It is half-duplex: nothing is received while it transmits. Its duty cycle is booked and
+reported per sub-band like every device's.
+
+Upper interface: ``send(dest, payload, slot="gts"|"cap", on_result=cb)``,
+``on_receive = fn(src, payload, RxMeta)``, ``next_slot_time(node, direction, after)``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from dticn.mac.cap import CapAccess
+from dticn.mac.config import MacConfig
+from dticn.mac.frames import BROADCAST, Frame, FrameKind, RxMeta
+from dticn.mac.gts import ALLOCATORS, CapacityError, Direction, Gts, GtsTable
+from dticn.mac.platform import MacEvent, MacObserver, MacRequest, Platform, Status
+from dticn.mac.states import RadioState
+from dticn.phy.airtime import time_on_air
+from dticn.phy.medium import Medium, Transmission
+
+
+class CoordinatorRadio:
+    """The gateway transceiver: transmit and CAD through the medium, no energy states."""
+
+    state = RadioState.STANDBY
+
+    def __init__(self, address: int, medium: Medium, sf: int, power_dbm: float) -> None:
+        self.address = address
+        self.medium = medium
+        self.sf = sf
+        self.power_dbm = power_dbm
+        self.tx_intervals: deque[tuple[float, float]] = deque(maxlen=64)
+
+    def wake(self) -> None: ...
+    def sleep(self) -> None: ...
+    def idle(self) -> None: ...
+    def start_rx(self, channel: int) -> None: ...
+
+    def receiving(self) -> bool:
+        return False
+
+    def transmitting_during(self, start: float, end: float) -> bool:
+        return any(s < end and e > start for s, e in self.tx_intervals)
+
+    def transmit(self, channel: int, frame: Frame, airtime_s: float,
+                 on_done: Callable[[], Any]) -> Transmission:
+        tx = self.medium.transmit(self.address, channel, self.sf, self.power_dbm, frame,
+                                  airtime_s)
+        self.tx_intervals.append((tx.start, tx.end))
+        self.medium.kernel.call_at(tx.end, on_done)
+        return tx
+
+    def cad(self, channel: int, duration_s: float, on_result: Callable[[bool], Any]) -> None:
+        kernel = self.medium.kernel
+        start = kernel.now()
+
+        def done() -> None:
+            on_result(not self.medium.channel_active(self.address, channel, self.sf, start,
+                                                     kernel.now()))
+
+        kernel.call_later(duration_s, done)
+
+
+class DsmeCoordinator:
+    """PAN coordinator MAC of one gateway."""
+
+    def __init__(self, address: int, platform: Platform, config: MacConfig, table: GtsTable,
+                 *, allocator: str = "first-fit", beacons: bool = True) -> None:
+        if allocator not in ALLOCATORS:
+            raise ValueError(f"allocator={allocator!r}: use one of {sorted(ALLOCATORS)}")
+        self.address = address
+        self.p = platform
+        self.cfg = config
+        self.table = table
+        self.allocate = ALLOCATORS[allocator]
+        self.send_beacons = beacons
+        self.cap = CapAccess(platform, config, self._cap_finished, self._cap_event)
+        self._cap_requests: dict[int, MacRequest] = {}
+        self.downlink_queues: dict[int, deque[MacRequest]] = {}
+        self._downlink_busy: set[int] = set()
+        self._downlink_inflight: dict[int, tuple[MacRequest, Frame, Any]] = {}
+        self._seq = 0
+        self._last_seq: dict[int, int] = {}
+        self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None
+        self.observers: list[MacObserver] = []
+        self.beacons_sent = 0
+        self.acks_sent = 0
+        self.ack_s = time_on_air(platform.phy, config.ack_bytes)
+        self.beacon_s = time_on_air(platform.phy, config.beacon_bytes)
+
+    # -- upper interface ----------------------------------------------------------------
+    def send(self, dest: int, payload: bytes, *, slot: str = "gts",
+             on_result: Callable[[MacRequest], Any] | None = None,
+             context: Any = None) -> MacRequest:
+        """Queue ``payload`` for node ``dest`` (its next downlink GTS, or the CAP)."""
+        if len(payload) > self.cfg.max_payload:
+            raise ValueError(
+                f"payload of {len(payload)} bytes exceeds the MAC's {self.cfg.max_payload}; "
+                "fragment above the MAC (NDNLPv2)"
+            )
+        req = MacRequest(dest, bytes(payload), slot, self.p.clock.now(), on_result,
+                         context=context)
+        if slot == "gts":
+            if not self.table.of(dest, Direction.DOWN):
+                raise ValueError(
+                    f"node {dest} has no downlink GTS; allocate one (scenario downlink=True) "
+                    "or send in the CAP (slot='cap', the node must keep its receiver on)"
+                )
+            self.downlink_queues.setdefault(dest, deque()).append(req)
+            self._kick_downlink(dest)
+        elif slot == "cap":
+            frame = self._data_frame(req)
+            self._cap_requests[id(frame)] = req
+            self.cap.submit(frame)
+        else:
+            raise ValueError(f"slot={slot!r}: use 'gts' or 'cap'")
+        return req
+
+    def next_slot_time(self, node: int, direction: Direction | str, after: float
+                       ) -> float | None:
+        """Start of ``node``'s next GTS in ``direction`` at or after ``after`` (RICE hint)."""
+        return self.table.next_slot_time(node, Direction(direction), after)
+
+    # -- operation ----------------------------------------------------------------------
+    def start(self) -> None:
+        if self.send_beacons:
+            self.p.clock.call_later(0.0, self._beacon)
+
+    def _beacon(self) -> None:
+        now = self.p.clock.now()
+        frame = Frame(FrameKind.BEACON, self.address, BROADCAST, self.beacons_sent & 0xFF,
+                      self.cfg.beacon_bytes)
+        self.p.duty.record(self.cfg.beacon_channel, now, self.beacon_s)
+        self.p.radio.transmit(self.cfg.beacon_channel, frame, self.beacon_s, lambda: None)
+        self.beacons_sent += 1
+        self.p.clock.call_later(self.cfg.timing.beacon_interval_s, self._beacon)
+
+    def _next_seq(self) -> int:
+        self._seq = (self._seq + 1) & 0xFF
+        return self._seq
+
+    def _data_frame(self, req: MacRequest) -> Frame:
+        return Frame(FrameKind.DATA, self.address, req.dest, self._next_seq(),
+                     len(req.payload) + self.cfg.data_overhead, req.payload,
+                     ack_request=req.dest != BROADCAST)
+
+    def _emit(self, kind: str, req: MacRequest | None = None, **detail: Any) -> None:
+        if self.observers:
+            event = MacEvent(self.p.clock.now(), self.address, kind, req, detail)
+            for observer in self.observers:
+                observer(event)
+
+    def _finish(self, req: MacRequest, status: Status) -> None:
+        req.status = status
+        req.finished = self.p.clock.now()
+        self._emit("delivered" if status is Status.DELIVERED else "failed", req,
+                   status=status.value)
+        if req.on_result is not None:
+            req.on_result(req)
+
+    def _cap_event(self, kind: str, detail: dict[str, Any]) -> None:
+        self._emit(kind, **detail)
+
+    def _cap_finished(self, frame: Frame, status: Status, attempts: int) -> None:
+        req = self._cap_requests.pop(id(frame), None)
+        if req is not None:
+            req.attempts = attempts
+            self._finish(req, status)
+
+    # -- downlink GTS -------------------------------------------------------------------
+    def _kick_downlink(self, node: int) -> None:
+        if node in self._downlink_busy or not self.downlink_queues.get(node):
+            return
+        self._downlink_busy.add(node)
+        now = self.p.clock.now()
+        when = self.table.next_slot_time(node, Direction.DOWN, now + self.cfg.turnaround_s)
+        assert when is not None
+        cell = min(self.table.of(node, Direction.DOWN),
+                   key=lambda g: abs(g.offset(self.cfg.timing)
+                                     - when % self.cfg.timing.multisuperframe_s))
+        self.p.clock.call_later(when + self.cfg.turnaround_s - now, self._downlink_send,
+                                node, cell)
+
+    def _downlink_send(self, node: int, cell: Gts) -> None:
+        queue = self.downlink_queues[node]
+        req = queue[0]
+        now = self.p.clock.now()
+        if not self.p.duty.allowed(cell.channel, now):
+            self.p.duty.deferrals += 1
+            self._downlink_busy.discard(node)
+            self._emit("duty_cycle_deferral", req)
+            self.p.clock.call_later(self.cfg.timing.slot_s, self._kick_downlink, node)
+            return
+        frame = self._data_frame(req)
+        toa = time_on_air(self.p.phy, frame.psdu_bytes)
+        self.p.duty.record(cell.channel, now, toa)
+        req.attempts += 1
+        self._emit("tx", req, airtime_s=toa, slot="gts", attempt=req.attempts)
+        timer = self.p.clock.call_later(toa + 2 * self.cfg.turnaround_s + self.ack_s,
+                                        self._downlink_timeout, node)
+        self._downlink_inflight[node] = (req, frame, timer)
+        self.p.radio.transmit(cell.channel, frame, toa, lambda: None)
+
+    def _downlink_timeout(self, node: int) -> None:
+        req, _, _ = self._downlink_inflight.pop(node)
+        self._downlink_busy.discard(node)
+        if req.attempts > self.cfg.csma.max_frame_retries:
+            self.downlink_queues[node].popleft()
+            self._finish(req, Status.NO_ACK)
+        else:
+            self._emit("retry", req, retries=req.attempts)
+        self._kick_downlink(node)
+
+    # -- medium (Listener protocol) ----------------------------------------------------
+    def listening(self, channel: int, sf: int, start: float) -> bool:
+        radio = self.p.radio
+        if sf != radio.sf:
+            return False
+        now = self.p.clock.now()
+        if radio.transmitting_during(start, max(now, start)):  # type: ignore[attr-defined]
+            return False
+        timing = self.cfg.timing
+        at = start + 1e-9          # frames start on slot boundaries: round up, not down
+        index = int(at // timing.superframe_s)
+        cap_start, cap_end = timing.cap_window(index)
+        if cap_start <= at < cap_end:
+            return channel == self.cfg.cap_channel
+        offset_in_sf = at - timing.superframe_start(index)
+        slot = int(offset_in_sf // timing.slot_s) - timing.first_gts_slot
+        if not 0 <= slot < timing.gts_per_superframe:
+            return False
+        superframe = index % timing.superframes_per_multisuperframe
+        cell = self.table.cells.get((superframe, slot, channel))
+        return cell is not None and cell.direction is Direction.UP
+
+    def preamble(self, tx: Transmission) -> None:
+        return None
+
+    def deliver(self, tx: Transmission, rssi_dbm: float, margin_db: float) -> None:
+        frame = tx.frame
+        if frame.kind is FrameKind.ACK:
+            inflight = self._downlink_inflight.get(frame.src)
+            if inflight is not None and inflight[1].seq == frame.seq:
+                req, _, timer = self._downlink_inflight.pop(frame.src)
+                timer.cancel()
+                self.downlink_queues[frame.src].popleft()
+                self._downlink_busy.discard(frame.src)
+                self._finish(req, Status.DELIVERED)
+                self._kick_downlink(frame.src)
+            else:
+                self.cap.on_ack(frame.seq)
+            return
+        if frame.ack_request:
+            self._send_ack(frame, tx.channel)
+        if frame.kind is FrameKind.ASSOCIATION_REQUEST:
+            self._associate(frame)
+            return
+        if frame.kind is not FrameKind.DATA:
+            return
+        if self._last_seq.get(frame.src) == frame.seq:
+            self._emit("duplicate", src=frame.src)
+            return
+        self._last_seq[frame.src] = frame.seq
+        meta = RxMeta(self.p.clock.now(), rssi_dbm, margin_db, tx.channel, tx.sf)
+        self._emit("rx", src=frame.src, bytes=len(frame.payload), start=tx.start)
+        if self.on_receive is not None:
+            self.on_receive(frame.src, frame.payload, meta)
+
+    def _send_ack(self, frame: Frame, channel: int) -> None:
+        ack = Frame(FrameKind.ACK, self.address, frame.src, frame.seq, self.cfg.ack_bytes)
+
+        def go() -> None:
+            self.p.duty.record(channel, self.p.clock.now(), self.ack_s)
+            self.acks_sent += 1
+            self.p.radio.transmit(channel, ack, self.ack_s, lambda: None)
+
+        self.p.clock.call_later(self.cfg.turnaround_s, go)
+
+    def _associate(self, frame: Frame) -> None:
+        node = frame.src
+        cells = list(self.table.by_device.get(node, ()))
+        if not cells:
+            requests = [(node, Direction(d)) for d in frame.info.get("directions", ["up"])]
+            try:
+                cells = self.allocate(self.table, requests)
+            except CapacityError as exc:
+                self._emit("gts_denied", node=node, reason=str(exc))
+                cells = []
+        response = Frame(FrameKind.ASSOCIATION_RESPONSE, self.address, node, self._next_seq(),
+                         self.cfg.association_response_bytes, ack_request=True,
+                         info={"gts": cells})
+        self._emit("association_response", node=node, cells=len(cells))
+        self.cap.submit(response)

@@ -1,0 +1,1 @@
+"""Simulation of the LoRa/DSME edge: scenarios, the network, engines, metrics, plots."""

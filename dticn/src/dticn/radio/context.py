@@ -1,0 +1,95 @@
+"""Everything both engines derive from a scenario: configs, modulation, schedule, links."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dticn.energy.model import EnergyConfig
+from dticn.mac.config import MacConfig
+from dticn.mac.gts import ALLOCATORS, Direction, GtsTable
+from dticn.phy.airtime import LoRaParams, time_on_air
+from dticn.phy.channels import ChannelPlan
+from dticn.phy.config import load_phy_config
+from dticn.phy.interference import InterferenceModel
+from dticn.phy.propagation import LogDistancePathLoss, sensitivity_dbm
+from dticn.radio.scenario import Scenario
+from dticn.radio.topology import GATEWAY, Topology
+
+
+@dataclass
+class RadioContext:
+    scenario: Scenario
+    phy: LoRaParams
+    plan: ChannelPlan
+    mac: MacConfig
+    energy: EnergyConfig
+    interference: InterferenceModel
+    sensitivity: dict[int, float]
+    topology: Topology
+    table: GtsTable
+    data_toa_s: float
+    ack_toa_s: float
+    beacon_toa_s: float
+
+    def margin_db(self, node: int) -> float:
+        """Link margin of node <-> gateway above sensitivity (mean, without fading)."""
+        loss = self.topology.loss_db(GATEWAY, node)
+        return self.scenario.tx_power_dbm - loss - self.sensitivity[self.phy.sf]
+
+
+def build_context(s: Scenario) -> RadioContext:
+    """Load the configuration files and lay out the network; refuse impossible set-ups."""
+    phy_cfg = load_phy_config(s.phy_config)
+    phy = LoRaParams(sf=s.sf, bw_hz=s.bw_hz, cr=s.cr, preamble=s.preamble)
+    plan = ChannelPlan.from_config(phy_cfg, bw_hz=s.bw_hz)
+    if s.channels > plan.count:
+        raise ValueError(f"channels={s.channels} but the plan has {plan.count}")
+    mac = MacConfig.load(s.mac_config, so=s.so, mo=s.mo, bo=s.bo, cap_rx=s.cap_rx)
+    overrides = {} if s.battery_mah is None else {"battery_mah": s.battery_mah}
+    energy = EnergyConfig.load(s.energy_config, **overrides)
+    interference = InterferenceModel.from_config(phy_cfg, inter_sf=s.inter_sf,
+                                                 capture_db=s.capture_db)
+    sens = {sf: sensitivity_dbm(sf, s.bw_hz, phy_cfg) for sf in range(7, 13)}
+    path_loss = LogDistancePathLoss.from_config(phy_cfg)
+    max_loss = s.tx_power_dbm - sens[s.sf]
+    topology = Topology.disc(s.nodes, s.radius_m, path_loss, s.seed, max_loss_db=max_loss,
+                             shadowing=s.shadowing)
+    data_psdu = s.payload_bytes + mac.data_overhead
+    if data_psdu > mac.max_psdu:
+        raise ValueError(f"payload {s.payload_bytes} B + {mac.data_overhead} B MAC overhead "
+                         f"exceeds the {mac.max_psdu}-byte PSDU; use <= {mac.max_payload} B")
+    data_toa = time_on_air(phy, data_psdu)
+    ack_toa = time_on_air(phy, mac.ack_bytes)
+    transaction = mac.wakeup_s + data_toa + 2 * mac.turnaround_s + ack_toa
+    if transaction > mac.timing.slot_s:
+        raise ValueError(
+            f"a GTS transaction takes {transaction * 1e3:.1f} ms (SF{s.sf}, {data_psdu} B) but "
+            f"a slot is {mac.timing.slot_s * 1e3:.0f} ms; raise SO, lower the SF or the payload"
+        )
+    table = GtsTable(mac.timing, channels=s.channels, rx_chains=s.rx_chains,
+                     tx_chains=s.tx_chains)
+    if s.association == "static":
+        requests = [(i, Direction.UP) for i in range(1, s.nodes + 1)]
+        if s.downlink_gts:
+            requests += [(i, Direction.DOWN) for i in range(1, s.nodes + 1)]
+        ALLOCATORS[s.allocator](table, requests)
+    return RadioContext(s, phy, plan, mac, energy, interference, sens, topology, table,
+                        data_toa, ack_toa, time_on_air(phy, mac.beacon_bytes))
+
+
+def smallest_mo_that_fits(s: Scenario) -> int:
+    """The smallest MO (>= the scenario's) whose multisuperframe holds every node's GTS."""
+    per_node_up = 1
+    mo = s.mo
+    while mo <= 14:
+        superframes = 1 << (mo - s.so)
+        gts = 15 - 8
+        up_cells = superframes * gts * min(s.rx_chains, s.channels)
+        slots_needed = math.ceil(s.nodes * per_node_up / min(s.rx_chains, s.channels))
+        if s.downlink_gts:
+            slots_needed += math.ceil(s.nodes / min(s.tx_chains, s.channels))
+        if slots_needed <= superframes * gts and up_cells >= s.nodes:
+            return mo
+        mo += 1
+    raise ValueError(f"{s.nodes} nodes do not fit even with MO=14; add receive chains")
