@@ -86,6 +86,7 @@ class DsmeCoordinator:
         self.downlink_queues: dict[int, deque[MacRequest]] = {}
         self._downlink_busy: set[int] = set()
         self._downlink_inflight: dict[int, tuple[MacRequest, Frame, Any]] = {}
+        self._frames: dict[int, Frame] = {}
         self._seq = 0
         self._last_seq: dict[int, int] = {}
         self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None
@@ -158,6 +159,7 @@ class DsmeCoordinator:
                 observer(event)
 
     def _finish(self, req: MacRequest, status: Status) -> None:
+        self._frames.pop(id(req), None)
         req.status = status
         req.finished = self.p.clock.now()
         self._emit("delivered" if status is Status.DELIVERED else "failed", req,
@@ -198,7 +200,9 @@ class DsmeCoordinator:
             self._emit("duty_cycle_deferral", req)
             self.p.clock.call_later(self.cfg.timing.slot_s, self._kick_downlink, node)
             return
-        frame = self._data_frame(req)
+        frame = self._frames.get(id(req))
+        if frame is None:   # retransmissions reuse the frame and its sequence number
+            frame = self._frames[id(req)] = self._data_frame(req)
         toa = time_on_air(self.p.phy, frame.psdu_bytes)
         self.p.duty.record(cell.channel, now, toa)
         req.attempts += 1

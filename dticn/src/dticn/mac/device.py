@@ -79,6 +79,7 @@ class DsmeDevice:
         self.beacon_s = self.toa(config.beacon_bytes)
         self._gts_wake_handle: Any = None
         self._gts_inflight: tuple[MacRequest, Frame, Any] | None = None
+        self._frames: dict[int, Frame] = {}
         self._beacon_timer: Any = None
         self._assoc_timer: Any = None
 
@@ -167,6 +168,7 @@ class DsmeDevice:
                 observer(event)
 
     def _finish(self, req: MacRequest, status: Status) -> None:
+        self._frames.pop(id(req), None)
         req.status = status
         req.finished = self.p.clock.now()
         if status is Status.DELIVERED and req.delivered_at is None:
@@ -345,7 +347,9 @@ class DsmeDevice:
             self.p.radio.sleep()
             self._kick_gts()
             return
-        frame = self._data_frame(req)
+        frame = self._frames.get(id(req))
+        if frame is None:   # retransmissions reuse the frame and its sequence number
+            frame = self._frames[id(req)] = self._data_frame(req)
         toa = self.toa(frame.psdu_bytes)
         self.p.duty.record(cell.channel, now, toa)
         req.attempts += 1

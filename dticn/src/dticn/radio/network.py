@@ -157,9 +157,10 @@ class RadioNetwork:
                                      beacon_toa_s=ctx.beacon_toa_s, downlink=dev.downlink,
                                      beacon_loss_prob=1.0 - p_beacon)
                 st.lost_beacons = counts["lost_beacons"]
+                st.sync_losses = counts["sync_losses"]
             else:
                 st.lost_beacons = dev.lost_beacons
-            st.sync_losses = dev.sync_losses
+                st.sync_losses = dev.sync_losses
             st.energy = meter.report(ctx.energy, horizon, now=self.kernel.now())
             st.airtime_s = sum(dev.p.duty.airtime_s.values())
             st.duty_by_subband = dev.p.duty.duty_cycle(horizon)

@@ -29,7 +29,7 @@ class NodeResult:
     latencies_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
     margin_db: float = 0.0
     lost_beacons: float = 0.0
-    sync_losses: int = 0
+    sync_losses: float = 0.0
 
     @property
     def delivery_ratio(self) -> float:

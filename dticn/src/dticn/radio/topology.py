@@ -28,6 +28,7 @@ class Topology:
 
     def __post_init__(self) -> None:
         self._cache: dict[tuple[int, int], float] = {}
+        self._draw: dict[int, int] = {}    # placement attempt per node (new shadowing)
 
     def loss_db(self, a: int, b: int) -> float:
         key = (a, b) if a < b else (b, a)
@@ -36,7 +37,9 @@ class Topology:
             d = float(np.hypot(*(self.positions[a] - self.positions[b])))
             cached = self.path_loss.mean_loss_db(d)
             if self.shadowing and self.path_loss.shadowing_sigma_db:
-                rng = np.random.default_rng([self.seed, 7919, key[0], key[1]])
+                rng = np.random.default_rng([self.seed, 7919, key[0], key[1],
+                                             self._draw.get(key[0], 0),
+                                             self._draw.get(key[1], 0)])
                 cached += float(rng.normal(0.0, self.path_loss.shadowing_sigma_db))
             self._cache[key] = cached
         return cached
@@ -49,7 +52,8 @@ class Topology:
         positions = np.zeros((nodes + 1, 2))
         topo = cls(positions, path_loss, seed, shadowing)
         for i in range(1, nodes + 1):
-            for _ in range(100):
+            for attempt in range(100):
+                topo._draw[i] = attempt
                 r = radius_m * math.sqrt(rng.uniform())
                 phi = rng.uniform(0, 2 * math.pi)
                 positions[i] = (r * math.cos(phi), r * math.sin(phi))

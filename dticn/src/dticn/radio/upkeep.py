@@ -43,9 +43,17 @@ def book_upkeep(meter: EnergyMeter, cfg: MacConfig, *, start: float, end: float,
         rx += caps * timing.cap_slots * timing.slot_s
         standby += caps * cfg.wakeup_s
         wakeups += caps
+    # Sync loss: macMaxLostBeacons misses in a row after a received beacon; the node then
+    # scans (receiver on) until a beacon gets through, about BI / p_received later.
+    q = beacon_loss_prob
+    k = cfg.max_lost_beacons
+    sync_losses = beacons * (1.0 - q) * q**k if 0.0 < q < 1.0 else 0.0
+    if sync_losses:
+        rx += sync_losses * max(timing.beacon_interval_s / (1.0 - q) - cfg.beacon_guard_s, 0.0)
     meter.add(RadioState.RX, rx, count_wakeups=round(wakeups))
     meter.add(RadioState.STANDBY, standby)
-    return {"beacons": beacons, "lost_beacons": lost, "downlink_slots": slots, "caps": caps}
+    return {"beacons": beacons, "lost_beacons": lost, "downlink_slots": slots, "caps": caps,
+            "sync_losses": sync_losses}
 
 
 def reception_probability(margin_db: float, fading_sigma_db: float) -> float:
