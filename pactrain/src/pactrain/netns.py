@@ -317,3 +317,19 @@ class Topology:
     def qdisc(self, ns: str, dev: str) -> str:
         """``tc qdisc show`` of ``dev`` in ``ns`` (for checks and the bench's environment)."""
         return _run(["tc", "-n", ns, "qdisc", "show", "dev", dev]).stdout.strip()
+
+
+def wire_per_step(
+    start: LinkCounters | None, end: LinkCounters | None, steps: int
+) -> dict[str, float | None]:
+    """Bytes this worker's ``eth0`` sent and received per step between two readings.
+
+    ``None`` values when there is no ``eth0`` (an unthrottled run on loopback, where the
+    counters would mix every process's traffic) or no step was timed.
+    """
+    if start is None or end is None or steps <= 0:
+        return {"wire_tx_bytes_per_step": None, "wire_rx_bytes_per_step": None}
+    return {
+        "wire_tx_bytes_per_step": (end.tx_bytes - start.tx_bytes) / steps,
+        "wire_rx_bytes_per_step": (end.rx_bytes - start.rx_bytes) / steps,
+    }

@@ -28,6 +28,7 @@ from torch.nn.parallel import DistributedDataParallel
 from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, attach, get_method
 from pactrain.models import get_model
+from pactrain.netns import read_own_counters, wire_per_step
 from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.train.config import RunConfig
 
@@ -96,16 +97,22 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
             method.load_state_dict(per_rank[rank])
     attach(ddp, method)
     on_step_end = getattr(method, "on_step_end", None)
+    hook_momentum = getattr(method, "optimizer_momentum", None)
+    if hook_momentum is not None:  # e.g. DGC applies momentum inside its hook
+        for group in optimizer.param_groups:
+            group["momentum"] = hook_momentum
 
     stream = spec.batches(rank, world_size, batch_size, config.seed,
                           start_step * config.accumulation)
     warm_at = min(start_step + config.warmup_steps, config.steps)
     clock_start, payload_at_warm, losses = time.perf_counter(), (0, 0), []
+    wire_at_warm = read_own_counters()
     payload_since_mask: tuple[int, int] = (0, 0)
     for step in range(start_step, config.steps):
         if step == warm_at:
             clock_start = time.perf_counter()
             payload_at_warm = (method.payload.total_bytes, method.payload.steps)
+            wire_at_warm = read_own_counters()
         if tracker is not None and tracker.step(step, optimizer):
             payload_since_mask = (method.payload.total_bytes, method.payload.steps)
         optimizer.zero_grad(set_to_none=False)
@@ -126,6 +133,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         if rank == 0 and (step % 5 == 0 or step == config.steps - 1):
             _write_progress(config.progress_path, step + 1)
     elapsed = time.perf_counter() - clock_start
+    wire_end = read_own_counters()
     timed_steps = config.steps - warm_at
 
     mask_consistent = True
@@ -136,6 +144,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
                      elapsed, timed_steps, payload_at_warm, payload_since_mask, losses,
                      start_step)
     result["mask_consistent"] = mask_consistent
+    result.update(wire_per_step(wire_at_warm, wire_end, timed_steps))
     if rank == 0 and config.evaluate:
         result.update({f"final_{k}": v for k, v in spec.evaluate(model).items()})
         result["primary_metric"] = f"final_{spec.primary_metric}"
