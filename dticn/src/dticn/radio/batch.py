@@ -84,6 +84,7 @@ def run_batch(s: Scenario, ctx: RadioContext | None = None,
     retries = cfg.csma.max_frame_retries
     nodes: list[NodeResult] = []
     gw_airtime = 0.0
+    gw_acks = 0
     frames = 0
     for i in range(1, s.nodes + 1):
         cell = ctx.table.of(i, Direction.UP)[0]
@@ -134,13 +135,17 @@ def run_batch(s: Scenario, ctx: RadioContext | None = None,
             lost_beacons=counts["lost_beacons"], sync_losses=counts["sync_losses"])
         nodes.append(res)
         frames += attempts_total
-        gw_airtime += int((delivered & acked).sum()) * ack
+        acks = int((delivered & acked).sum())
+        gw_acks += acks
+        gw_airtime += acks * ack
         if progress is not None and (i % max(1, s.nodes // 50) == 0 or i == s.nodes):
             progress(i / s.nodes)
     beacons = timing.count_periodic(0.0, timing.beacon_interval_s, 0.0, horizon)
     gw_airtime += beacons * ctx.beacon_toa_s
     band = ctx.plan.subband(cfg.beacon_channel).name
-    gateway = {"beacons": beacons, "duty_cycle_by_subband": {band: gw_airtime / horizon},
+    duty = gw_airtime / horizon
+    gateway = {"beacons": beacons, "acks": gw_acks, "duty_cycle_by_subband": {band: duty},
+               "duty_cycle_exceeded": [band] if duty > ctx.plan.subband(0).duty_cycle else [],
                "address": GATEWAY}
     return RadioResult(s, "batch", nodes, gateway, time.perf_counter() - wall, 0, frames)
 

@@ -168,8 +168,11 @@ class RadioNetwork:
             st.pending = len(dev.gts_queue) + len(dev.cap.queue) + int(dev.cap.busy)
             nodes.append(st)
         gw = self.gateway
+        duty = gw.p.duty.duty_cycle(horizon)
+        limits = {b.name: b.duty_cycle for b in ctx.plan.subbands}
         gateway = {"beacons": gw.beacons_sent, "acks": gw.acks_sent,
-                   "duty_cycle_by_subband": gw.p.duty.duty_cycle(horizon),
+                   "duty_cycle_by_subband": duty,
+                   "duty_cycle_exceeded": sorted(b for b, v in duty.items() if v > limits[b]),
                    "duty_cycle_violations": gw.p.duty.violations,
                    "medium": vars(self.medium.stats).copy()}
         return RadioResult(s, "events", nodes, gateway, wall_s, self.kernel.events_processed,
