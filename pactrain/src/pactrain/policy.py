@@ -226,25 +226,33 @@ class AdaptivePolicy:
     def refresh(self, process_group: Any) -> None:
         """Fit alpha-beta to recent observations and agree on the group's average.
 
-        Collective: all ranks call it at the same step. Observed durations include time
-        queued behind earlier buckets, so they overestimate; blending with the previous
-        model damps single noisy windows.
+        Collective: all ranks call it at the same step. An observed duration runs from
+        launch to completion, so it also holds the wait for the slowest rank to reach the
+        collective; the fastest observation of each payload size is the one closest to the
+        link's own time, so the fit uses per-size minima. With one size alpha and beta
+        cannot be told apart: both are scaled by observed/predicted (clamped to [1/4, 4]
+        per refresh). Blending with the previous model damps single noisy windows.
         """
         world_size = dist.get_world_size(process_group) if dist.is_initialized() else 1
         ring = 2.0 * (world_size - 1) / world_size if world_size > 1 else 1.0
         alpha, beta = self.link.alpha_s, self.link.beta_s_per_byte
-        samples = [(ring * b, s) for b, s in self.observations if b > 0]
-        if len(samples) >= 2:
-            xs = [x for x, _ in samples]
-            ys = [y for _, y in samples]
+        fastest: dict[int, float] = {}
+        for nbytes, seconds in self.observations:
+            if nbytes > 0:
+                fastest[nbytes] = min(seconds, fastest.get(nbytes, seconds))
+        if len(fastest) >= 2:
+            xs = [ring * b for b in fastest]
+            ys = list(fastest.values())
             mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
             var_x = statistics.fmean([(x - mean_x) ** 2 for x in xs])
-            if var_x > 0:
-                cov = statistics.fmean([(x - mean_x) * (y - mean_y) for x, y in samples])
-                beta = max(cov / var_x, 1e-13)
-                alpha = max(mean_y - beta * mean_x, 1e-7)
-            else:
-                beta = max((mean_y - alpha) / mean_x, 1e-13)
+            cov = statistics.fmean(
+                [(x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)])
+            beta = max(cov / var_x, 1e-13)
+            alpha = max(mean_y - beta * mean_x, 1e-7)
+        elif fastest:
+            (nbytes, seconds), = fastest.items()
+            ratio = min(max(seconds / self.link.all_reduce_time(nbytes, world_size), 0.25), 4.0)
+            alpha, beta = alpha * ratio, beta * ratio
         self.observations.clear()
         alpha, beta = _agree([alpha, beta], process_group, dist.ReduceOp.SUM)
         self.link = LinkModel(

@@ -12,7 +12,8 @@ def train(
     model: str = typer.Option("digits-cnn", help="Model name (see docs/pactrain-core.md)."),
     method: str = typer.Option("pactrain", help="dense, pactrain, pactrain-fp32, ..."),
     workers: int = typer.Option(2, min=1, help="Worker processes (gloo) on this machine."),
-    steps: int = typer.Option(300, min=1, help="Optimizer steps."),
+    steps: int = typer.Option(300, min=1, help="Optimizer steps (the schedule's length)."),
+    stop_after: int | None = typer.Option(None, help="Stop early (then --checkpoint)."),
     sparsity: float = typer.Option(0.8, min=0.0, max=0.99, help="Final pruning sparsity."),
     seed: int = typer.Option(0, help="Seeds model init, data order and compression."),
     batch_size: int | None = typer.Option(None, help="Per-worker batch (default: model's)."),
@@ -30,7 +31,8 @@ def train(
     from pactrain.train.launch import run_training
 
     config = RunConfig(
-        model=model, method=method, workers=workers, steps=steps, sparsity=sparsity,
+        model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
+        sparsity=sparsity,
         seed=seed, batch_size=batch_size, lr=lr, accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, error_feedback=error_feedback,
         json_out=str(json_out) if json_out else None,

@@ -16,7 +16,9 @@ class RunConfig:
         model: registry name in :data:`pactrain.models.MODELS`.
         method: registry name in :data:`pactrain.methods.METHODS`.
         workers: world size (processes).
-        steps: optimizer steps to train (total, counting steps before a resume).
+        steps: optimizer steps of the whole run (the pruning schedule is laid over them).
+        stop_after: stop (and checkpoint) after this many steps instead of ``steps``;
+            a later ``resume`` with the same ``steps`` continues the same schedule.
         sparsity: final pruning sparsity (0 disables pruning's effect).
         seed: seeds model init, data order and stochastic compression.
         batch_size: per-rank batch size (``None``: the model's default).
@@ -46,6 +48,7 @@ class RunConfig:
     method: str = "pactrain"
     workers: int = 2
     steps: int = 300
+    stop_after: int | None = None
     sparsity: float = 0.8
     seed: int = 0
     batch_size: int | None = None

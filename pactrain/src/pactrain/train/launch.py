@@ -132,7 +132,7 @@ def _wait(
                    TimeElapsedColumn(), disable=not progress, transient=False)
     with bar:
         task = bar.add_task(f"{config.model} {config.method} x{config.workers}",
-                            total=config.steps)
+                            total=min(config.stop_after or config.steps, config.steps))
         while True:
             codes = [p.poll() for p in procs]
             for rank, code in enumerate(codes):

@@ -104,11 +104,12 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
 
     stream = spec.batches(rank, world_size, batch_size, config.seed,
                           start_step * config.accumulation)
-    warm_at = min(start_step + config.warmup_steps, config.steps)
+    end_step = min(config.stop_after or config.steps, config.steps)
+    warm_at = min(start_step + config.warmup_steps, end_step)
     clock_start, payload_at_warm, losses = time.perf_counter(), (0, 0), []
     wire_at_warm = read_own_counters()
     payload_since_mask: tuple[int, int] = (0, 0)
-    for step in range(start_step, config.steps):
+    for step in range(start_step, end_step):
         if step == warm_at:
             clock_start = time.perf_counter()
             payload_at_warm = (method.payload.total_bytes, method.payload.steps)
@@ -130,11 +131,11 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         if on_step_end is not None:
             on_step_end(step)
         losses.append(step_loss)
-        if rank == 0 and (step % 5 == 0 or step == config.steps - 1):
+        if rank == 0 and (step % 5 == 0 or step == end_step - 1):
             _write_progress(config.progress_path, step + 1)
     elapsed = time.perf_counter() - clock_start
+    timed_steps = end_step - warm_at
     wire_end = read_own_counters()
-    timed_steps = config.steps - warm_at
 
     mask_consistent = True
     if tracker is not None:
@@ -142,7 +143,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         mask_consistent = tracker.consistent
     result = _result(config, rank, world_size, model, method, tracker, batch_size, lr,
                      elapsed, timed_steps, payload_at_warm, payload_since_mask, losses,
-                     start_step)
+                     start_step, end_step)
     result["mask_consistent"] = mask_consistent
     result.update(wire_per_step(wire_at_warm, wire_end, timed_steps))
     if rank == 0 and config.evaluate:
@@ -150,7 +151,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         result["primary_metric"] = f"final_{spec.primary_metric}"
     if config.checkpoint:
         _save_checkpoint(config.checkpoint, rank, world_size, model, optimizer, tracker,
-                         method, config)
+                         method, config, end_step)
     return result
 
 
@@ -159,6 +160,7 @@ def _result(
     tracker: MaskTracker | None, batch_size: int, lr: float, elapsed: float,
     timed_steps: int, payload_at_warm: tuple[int, int],
     payload_since_mask: tuple[int, int], losses: list[float], start_step: int,
+    end_step: int,
 ) -> dict[str, Any]:
     payload = method.payload
     warm_bytes, warm_steps = payload_at_warm
@@ -179,6 +181,7 @@ def _result(
         "model": config.model,
         "workers": world_size,
         "steps": config.steps,
+        "end_step": end_step,
         "start_step": start_step,
         "seed": config.seed,
         "sparsity": config.sparsity,
@@ -210,7 +213,7 @@ def _result(
 def _save_checkpoint(
     path: str, rank: int, world_size: int, model: torch.nn.Module,
     optimizer: torch.optim.Optimizer, tracker: MaskTracker | None, method: Any,
-    config: RunConfig,
+    config: RunConfig, step: int,
 ) -> None:
     """Rank 0 writes model, optimizer, masks and every rank's hook state (gathered)."""
     method_state = method.state_dict() if hasattr(method, "state_dict") else None
@@ -222,7 +225,7 @@ def _save_checkpoint(
             "optimizer": optimizer.state_dict(),
             "tracker": tracker.state_dict() if tracker else None,
             "method_per_rank": gathered,
-            "step": config.steps,
+            "step": step,
             "config": config.to_json(),
         }, path)
     dist.barrier()

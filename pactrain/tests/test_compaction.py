@@ -1,0 +1,117 @@
+"""The compaction hook on real multi-process gloo groups, against PyTorch's allreduce_hook."""
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+from pactrain.compaction import CompactionState, compaction_hook
+from pactrain.masks import MaskTracker
+from pactrain.methods.dense import DenseState, dense_hook
+from pactrain.policy import FixedPolicy
+from pactrain.pruning import GradualPruner, PruningConfig
+from pactrain.tiers import MAX_TERNARY_WORLD_SIZE
+from pactrain.train.local_group import run_on_local_group
+
+
+def _model() -> nn.Module:
+    torch.manual_seed(0)
+    # 1.5 MB: more than one 1 MB bucket once DDP rebuilds its buckets after iteration 1.
+    return nn.Sequential(nn.Linear(12, 600), nn.ReLU(), nn.Linear(600, 600), nn.ReLU(),
+                         nn.Linear(600, 4))
+
+
+def _pruned(sparsity: float) -> tuple[nn.Module, MaskTracker]:
+    model = _model()
+    tracker = MaskTracker(GradualPruner(model, PruningConfig(
+        final_sparsity=sparsity, start_step=0, end_step=0, frequency=1)))
+    tracker.step(0)
+    return model, tracker
+
+
+def _compare_with_dense(rank: int, world_size: int, bucket_cap_mb: float, accumulation: int,
+                        as_view: bool) -> dict:
+    """Train two DDP copies side by side: dense hook (+ masking after) and compacted fp32."""
+    model_a, tracker_a = _pruned(0.7)
+    model_b, tracker_b = _pruned(0.7)
+    ddp_a = DistributedDataParallel(model_a, bucket_cap_mb=bucket_cap_mb,
+                                    gradient_as_bucket_view=as_view)
+    ddp_b = DistributedDataParallel(model_b, bucket_cap_mb=bucket_cap_mb,
+                                    gradient_as_bucket_view=as_view)
+    ddp_a.register_comm_hook(DenseState(None), dense_hook)
+    state = CompactionState(None, tracker_b, world_size, rank, 0, FixedPolicy("fp32"))
+    ddp_b.register_comm_hook(state, compaction_hook)
+    opt_a = torch.optim.SGD(model_a.parameters(), lr=0.1, momentum=0.9)
+    opt_b = torch.optim.SGD(model_b.parameters(), lr=0.1, momentum=0.9)
+    bitwise, max_diff = True, 0.0
+    for it in range(4):
+        generator = torch.Generator().manual_seed(1000 * it + rank)
+        batches = [(torch.randn(8, 12, generator=generator),
+                    torch.randint(0, 4, (8,), generator=generator)) for _ in range(accumulation)]
+        for ddp, opt in ((ddp_a, opt_a), (ddp_b, opt_b)):
+            opt.zero_grad()
+            for micro, (x, y) in enumerate(batches):
+                if micro < accumulation - 1:
+                    with ddp.no_sync():
+                        nn.functional.cross_entropy(ddp(x), y).backward()
+                else:
+                    nn.functional.cross_entropy(ddp(x), y).backward()
+        tracker_a.pruner.mask_gradients()
+        for p_a, p_b in zip(model_a.parameters(), model_b.parameters(), strict=True):
+            bitwise &= torch.equal(p_a.grad, p_b.grad)
+            max_diff = max(max_diff, float((p_a.grad - p_b.grad).abs().max()))
+        for name, mask in tracker_b.pruner.masks.items():
+            assert (tracker_b.pruner.params[name].grad[~mask] == 0).all()
+        opt_a.step()
+        opt_b.step()
+    kept = sum(int(m.sum()) for m in tracker_b.pruner.masks.values())
+    dense = sum(p.numel() for p in model_b.parameters())
+    pruned = sum(m.numel() for m in tracker_b.pruner.masks.values()) - kept
+    return {"bitwise": bitwise, "max_diff": max_diff,
+            "payload": state.payload.bytes_per_step(), "ideal": 4 * (dense - pruned),
+            "buckets": len(state.layouts)}
+
+
+@pytest.mark.parametrize(("bucket_cap_mb", "as_view"), [(25.0, False), (1.0, True)])
+def test_fp32_compaction_equals_dense_of_masked_gradient_bitwise_at_two(
+    bucket_cap_mb: float, as_view: bool,
+) -> None:
+    results = run_on_local_group(_compare_with_dense, 2, bucket_cap_mb, 1, as_view)
+    for result in results:
+        assert result["bitwise"], result
+        assert result["payload"] == result["ideal"]
+    if bucket_cap_mb < 2:
+        assert results[0]["buckets"] > 1  # buckets that mix pruned weights and dense biases
+
+
+@pytest.mark.slow
+def test_fp32_compaction_allclose_at_three_with_no_sync_accumulation() -> None:
+    results = run_on_local_group(_compare_with_dense, 3, 1.0, 3, False)
+    for result in results:
+        assert result["max_diff"] < 1e-6, result
+
+
+def _ternary_sum(rank: int, world_size: int) -> list:
+    """Every rank sends the extreme value (+max) everywhere: codes sum to +world_size."""
+    model, tracker = _pruned(0.5)
+    state = CompactionState(None, tracker, world_size, rank, 0, FixedPolicy("ternary"),
+                            error_feedback=False)
+    ddp = DistributedDataParallel(model)
+    ddp.register_comm_hook(state, compaction_hook)
+    for p in model.parameters():
+        p.grad = None
+    out = ddp(torch.ones(2, 12))
+    (out.sum() * 0).backward()  # gradients all zero
+    return [p.grad.abs().max().item() for p in model.parameters()]
+
+
+def test_ternary_of_zero_gradients_is_zero_on_three_ranks() -> None:
+    for grads in run_on_local_group(_ternary_sum, 3):
+        assert max(grads) == 0.0
+
+
+def test_ternary_refused_above_127_workers() -> None:
+    _, tracker = _pruned(0.5)
+    with pytest.raises(ValueError, match="overflows above 127"):
+        CompactionState(None, tracker, MAX_TERNARY_WORLD_SIZE + 1, 0, 0, FixedPolicy("ternary"))
+    CompactionState(None, tracker, MAX_TERNARY_WORLD_SIZE, 0, 0, FixedPolicy("ternary"))

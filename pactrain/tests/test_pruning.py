@@ -1,0 +1,102 @@
+"""Gradual magnitude pruning: schedule, ranking, enforcement (single process)."""
+
+import pytest
+import torch
+from torch import nn
+
+from pactrain.pruning import GradualPruner, NothingToPruneError, PruningConfig
+
+
+def _model(seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Conv2d(1, 4, 3), nn.Flatten(), nn.Linear(4 * 6 * 6, 10),
+                         nn.LayerNorm(10), nn.Linear(10, 3))
+
+
+def test_cubic_schedule_matches_formula_and_updates_on_frequency() -> None:
+    config = PruningConfig(final_sparsity=0.8, start_step=10, end_step=50, frequency=10)
+    assert config.target_sparsity(0) == 0.0
+    assert config.target_sparsity(10) == 0.0
+    assert config.target_sparsity(30) == pytest.approx(0.8 - 0.8 * 0.5 ** 3)
+    assert config.target_sparsity(50) == pytest.approx(0.8)
+    assert config.target_sparsity(500) == pytest.approx(0.8)
+    updates = [t for t in range(100) if config.is_update_step(t)]
+    assert updates == [10, 20, 30, 40, 50]
+    odd = PruningConfig(final_sparsity=0.5, start_step=0, end_step=25, frequency=10)
+    assert [t for t in range(40) if odd.is_update_step(t)] == [0, 10, 20, 25]
+
+
+@pytest.mark.parametrize("scope", ["global", "layer"])
+def test_masks_hit_target_sparsity_and_prune_smallest(scope: str) -> None:
+    model = _model()
+    pruner = GradualPruner(model, PruningConfig(final_sparsity=0.7, scope=scope))
+    assert set(pruner.masks) == {"0.weight", "2.weight", "4.weight"}  # no biases, no norms
+    assert pruner.update_masks(0.7)
+    total = sum(m.numel() for m in pruner.masks.values())
+    kept = sum(int(m.sum()) for m in pruner.masks.values())
+    assert total - kept == int(0.7 * total) if scope == "global" else kept < 0.31 * total + 3
+    for name, mask in pruner.masks.items():
+        weight = pruner.params[name].detach().abs()
+        if scope == "layer":
+            assert mask.numel() - int(mask.sum()) == int(0.7 * mask.numel())
+        if mask.any() and (~mask).any():
+            assert weight[~mask].max() <= weight[mask].min()
+
+
+def test_ties_are_broken_deterministically_and_masks_only_shrink() -> None:
+    model = nn.Linear(4, 4, bias=False)
+    with torch.no_grad():
+        model.weight.fill_(1.0)
+    pruner = GradualPruner(model, PruningConfig(final_sparsity=0.75))
+    pruner.update_masks(0.5)
+    first = pruner.masks["weight"].clone()
+    assert first.flatten().tolist() == [False] * 8 + [True] * 8  # lower flat index first
+    with torch.no_grad():
+        model.weight.mul_(first)
+        model.weight[0, 0] = 5.0  # a pruned weight grows back (e.g. no gradient masking)
+    pruner.update_masks(0.75)
+    assert not pruner.masks["weight"][0, 0]  # still pruned
+    assert (pruner.masks["weight"] <= first).all()
+
+
+def test_pruned_weights_and_optimizer_state_stay_exactly_zero() -> None:
+    model = _model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-2)
+    pruner = GradualPruner(model, PruningConfig(final_sparsity=0.6))
+    x, y = torch.randn(16, 1, 8, 8), torch.randint(0, 3, (16,))
+    for step in range(6):
+        if step == 2:
+            pruner.update_masks(0.6)
+            pruner.apply(optimizer)
+        optimizer.zero_grad()
+        nn.functional.cross_entropy(model(x), y).backward()
+        pruner.mask_gradients()
+        optimizer.step()
+    for name, mask in pruner.masks.items():
+        param = pruner.params[name]
+        assert (param.detach()[~mask] == 0).all()
+        assert (optimizer.state[param]["momentum_buffer"][~mask] == 0).all()
+        assert (param.detach()[mask] != 0).any()
+    assert pruner.density() == pytest.approx(0.4, abs=0.01)
+
+
+def test_model_without_prunable_layers_is_refused() -> None:
+    with pytest.raises(NothingToPruneError, match="no Linear or Conv weight"):
+        GradualPruner(nn.Sequential(nn.LayerNorm(4), nn.Embedding(3, 4)), PruningConfig())
+
+
+def test_bad_schedule_is_refused() -> None:
+    with pytest.raises(ValueError, match="final_sparsity"):
+        PruningConfig(final_sparsity=1.0)
+    with pytest.raises(ValueError, match="start_step <= end_step"):
+        PruningConfig(start_step=5, end_step=1)
+
+
+def test_state_dict_round_trip_restores_masks_and_position() -> None:
+    source = GradualPruner(_model(), PruningConfig(final_sparsity=0.5, start_step=0,
+                                                   end_step=10, frequency=5))
+    assert source.maybe_update(5)
+    target = GradualPruner(_model(seed=1), source.config)
+    target.load_state_dict(source.state_dict())
+    assert all(torch.equal(target.masks[n], source.masks[n]) for n in source.masks)
+    assert target.last_update_step == 5 and not target.maybe_update(5)
