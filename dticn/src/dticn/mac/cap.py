@@ -144,7 +144,7 @@ class CapAccess:
         assert frame is not None
         toa = time_on_air(self.p.phy, frame.psdu_bytes)
         self.p.duty.record(self.cfg.cap_channel, self.p.clock.now(), toa)
-        self.on_event("tx", {"airtime_s": toa, "slot": "cap", "kind": frame.kind.value})
+        self.on_event("tx", {"airtime_s": toa, "slot": "cap", "frame": frame.kind.value})
         self.p.radio.transmit(self.cfg.cap_channel, frame, toa, self._sent)
 
     def _sent(self) -> None:

@@ -242,7 +242,10 @@ class DsmeCoordinator:
             return False
         superframe = index % timing.superframes_per_multisuperframe
         cell = self.table.cells.get((superframe, slot, channel))
-        return cell is not None and cell.direction is Direction.UP
+        if cell is None:
+            return False
+        # Uplink cells: always; downlink cells: while an ACK from that node is awaited.
+        return cell.direction is Direction.UP or cell.device in self._downlink_inflight
 
     def preamble(self, tx: Transmission) -> None:
         return None

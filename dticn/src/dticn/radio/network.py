@@ -54,7 +54,7 @@ class RadioNetwork:
         self.gateway = DsmeCoordinator(
             GATEWAY,
             Platform(self.kernel, random.Random(s.seed * 1_000_003), gw_radio, ctx.phy,
-                     DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle)),
+                     DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle, rule="window")),
             ctx.mac, ctx.table, allocator=s.allocator)
         self.medium.attach(GATEWAY, self.gateway)
         self.gateway.on_receive = self._gateway_rx
