@@ -36,6 +36,11 @@ from pactrain.tiers import LOSSY_TIERS, TIERS
 LOG = logging.getLogger(__name__)
 
 
+def ring_factor(world_size: int) -> float:
+    """2(N-1)/N: bytes a ring all-reduce sends per payload byte (1.0 for a lone rank)."""
+    return 2.0 * (world_size - 1) / world_size if world_size > 1 else 1.0
+
+
 @dataclass
 class LinkModel:
     """Latency per collective (s) and seconds per payload byte of one ring all-reduce."""
@@ -44,8 +49,7 @@ class LinkModel:
     beta_s_per_byte: float = 1e-9
 
     def all_reduce_time(self, nbytes: float, world_size: int) -> float:
-        ring = 2.0 * (world_size - 1) / world_size if world_size > 1 else 0.0
-        return self.alpha_s + self.beta_s_per_byte * ring * nbytes
+        return self.alpha_s + self.beta_s_per_byte * ring_factor(world_size) * nbytes
 
 
 @dataclass
@@ -91,8 +95,7 @@ def probe_link(
     Collective: every rank of the group must call it. Medians of ``repeats`` timings after
     one warm-up; the group agrees on the MAX of each estimate (the slowest link decides).
     """
-    world_size = dist.get_world_size(process_group)
-    ring = 2.0 * (world_size - 1) / world_size if world_size > 1 else 1.0
+    ring = ring_factor(dist.get_world_size(process_group))
 
     def timed(n: int) -> float:
         buf = torch.zeros(n, dtype=torch.float32)
@@ -234,7 +237,7 @@ class AdaptivePolicy:
         per refresh). Blending with the previous model damps single noisy windows.
         """
         world_size = dist.get_world_size(process_group) if dist.is_initialized() else 1
-        ring = 2.0 * (world_size - 1) / world_size if world_size > 1 else 1.0
+        ring = ring_factor(world_size)
         alpha, beta = self.link.alpha_s, self.link.beta_s_per_byte
         fastest: dict[int, float] = {}
         for nbytes, seconds in self.observations:

@@ -1,0 +1,65 @@
+"""Adaptive tier policy: decisions follow the link model and density; refresh fits alpha-beta."""
+
+import pytest
+
+from pactrain.policy import AdaptivePolicy, ComputeCosts, FixedPolicy, LinkModel
+
+COMPUTE = ComputeCosts(mask_s=1e-10, gather_s=2e-9, cast_s=1e-9, ternary_s=5e-9)
+
+
+def test_slow_link_picks_ternary_fast_link_picks_lossless() -> None:
+    slow = AdaptivePolicy(LinkModel(1e-3, 1e-6), COMPUTE)  # ~1 MB/s
+    assert slow.decide(1_000_000, 200_000, 4).tier == "ternary"
+    fast = AdaptivePolicy(LinkModel(1e-5, 1e-11), COMPUTE)  # ~100 GB/s
+    assert fast.decide(1_000_000, 1_000_000, 4).tier == "dense"  # nothing pruned
+    assert fast.decide(1_000_000, 200_000, 4).tier in ("dense", "fp32")
+    medium = AdaptivePolicy(LinkModel(1e-4, 1e-9), COMPUTE)  # ~1 GB/s
+    decision = medium.decide(1_000_000, 200_000, 4)
+    assert decision.costs[decision.tier] <= min(decision.costs["dense"],
+                                                decision.costs["fp32"])
+    assert decision.costs["fp32"] < decision.costs["dense"]  # compaction pays at 20% density
+
+
+def test_lossy_tier_needs_a_clear_margin() -> None:
+    link = LinkModel(1e-4, 1e-10)
+    policy = AdaptivePolicy(link, COMPUTE, allowed=("fp32", "fp16"), lossy_margin=100.0)
+    assert policy.decide(100_000, 50_000, 2).tier == "fp32"
+    policy.lossy_margin = 1.0
+    costs = policy.costs(100_000, 50_000, 2)
+    expected = "fp16" if costs["fp16"] < costs["fp32"] else "fp32"
+    assert policy.decide(100_000, 50_000, 2).tier == expected
+
+
+def test_latency_bound_small_bucket_is_not_split_into_two_collectives() -> None:
+    policy = AdaptivePolicy(LinkModel(5e-3, 1e-8), COMPUTE)
+    assert policy.decide(1000, 200, 2).tier != "ternary"  # 2 x alpha dominates
+
+
+def test_refresh_fits_alpha_beta_from_observations() -> None:
+    truth = LinkModel(2e-4, 3e-8)
+    policy = AdaptivePolicy(LinkModel(1e-3, 1e-6), COMPUTE, blend=1.0)
+    for nbytes in (1_000, 10_000, 100_000, 1_000_000):
+        for extra in (0.0, 1e-3, 5e-4):  # queueing delay only adds time
+            policy.observe(nbytes, truth.all_reduce_time(nbytes, 1) + extra)
+    policy.refresh(None)
+    assert policy.link.alpha_s == pytest.approx(truth.alpha_s, rel=1e-6)
+    assert policy.link.beta_s_per_byte == pytest.approx(truth.beta_s_per_byte, rel=1e-6)
+    assert policy.version == 1 and not policy.observations
+
+
+def test_refresh_with_one_size_scales_the_model() -> None:
+    policy = AdaptivePolicy(LinkModel(1e-4, 1e-9), COMPUTE, blend=1.0)
+    predicted = policy.link.all_reduce_time(10_000, 1)
+    policy.observe(10_000, 2 * predicted)
+    policy.refresh(None)
+    assert policy.link.all_reduce_time(10_000, 1) == pytest.approx(2 * predicted)
+
+
+def test_state_round_trip_and_validation() -> None:
+    policy = AdaptivePolicy(LinkModel(1e-4, 2e-9), COMPUTE, version=3)
+    other = AdaptivePolicy()
+    other.load_state_dict(policy.state_dict())
+    assert other.link == policy.link and other.compute == policy.compute and other.version == 3
+    assert FixedPolicy("fp32").decide(10, 5, 2).tier == "fp32"
+    with pytest.raises(ValueError, match="unknown"):
+        AdaptivePolicy(allowed=("fp8",))

@@ -1,0 +1,55 @@
+"""Ternary tier: unbiased in expectation, int8 sums bounded; error feedback bookkeeping."""
+
+import torch
+
+from pactrain.tiers import (
+    MAX_TERNARY_WORLD_SIZE,
+    ErrorFeedback,
+    ternary_decode,
+    ternary_encode,
+)
+
+
+def test_ternary_is_unbiased_in_expectation() -> None:
+    generator = torch.Generator().manual_seed(0)
+    world_size, draws = 3, 4000
+    grads = torch.randn(world_size, 64, generator=generator)
+    scale = float(grads.abs().max())
+    exact = grads.mean(0)
+    total = torch.zeros(64)
+    for _ in range(draws):
+        codes = torch.stack([
+            ternary_encode(grads[r], scale, torch.rand(64, generator=generator))
+            for r in range(world_size)
+        ])
+        total += ternary_decode(codes.sum(0, dtype=torch.int8), scale, world_size)
+    estimate = total / draws
+    # per-entry variance of one draw: sum_r (s|g_r| - g_r^2) / N^2
+    variance = (scale * grads.abs() - grads ** 2).sum(0) / world_size ** 2
+    standard_error = (variance / draws).sqrt()
+    z = (estimate - exact).abs() / standard_error.clamp_min(1e-12)
+    assert float(z.max()) < 5.0, float(z.max())
+    assert float(z.mean()) < 1.5  # |N(0,1)| has mean 0.8; a biased codec drifts far above
+
+
+def test_codes_are_ternary_and_127_extreme_codes_fit_in_int8() -> None:
+    values = torch.tensor([-2.0, -1.0, 0.0, 1.0, 2.0])
+    codes = ternary_encode(values, 2.0, torch.rand(5, generator=torch.Generator().manual_seed(1)))
+    assert codes.dtype == torch.int8 and set(codes.tolist()) <= {-1, 0, 1}
+    assert codes[0] == -1 and codes[2] == 0 and codes[4] == 1  # |v| = scale: always sent
+    extreme = torch.stack([codes] * MAX_TERNARY_WORLD_SIZE).sum(0, dtype=torch.int8)
+    assert extreme[0] == -127 and extreme[4] == 127
+    assert ternary_encode(values, 0.0, torch.rand(5)).abs().sum() == 0
+
+
+def test_error_feedback_returns_what_was_dropped() -> None:
+    memory = ErrorFeedback()
+    kept = torch.tensor([0, 2, 5])
+    memory.store((0, 8), 8, kept, torch.tensor([0.5, -1.0, 2.0]))
+    values = memory.compensate((0, 8), kept, torch.ones(3))
+    assert values.tolist() == [1.5, 0.0, 3.0]
+    restored = ErrorFeedback()
+    restored.load_state_dict(memory.state_dict())
+    assert torch.equal(restored.residuals[(0, 8)], memory.residuals[(0, 8)])
+    memory.drop((0, 8))
+    assert memory.compensate((0, 8), kept, torch.ones(3)).tolist() == [1.0, 1.0, 1.0]
