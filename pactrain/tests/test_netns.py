@@ -60,6 +60,11 @@ def test_create_shape_and_tear_down() -> None:
             assert routes.strip().startswith("10.77.0.0/24") and "default" not in routes
         # Nothing was added to the root namespace: the hub has no link to it.
         assert _root_links() == before
+        topo.set_rate("1gbit")
+        assert "1Gbit" in topo.qdisc(topo.namespace(2), "eth0")
+        assert "1Gbit" in topo.qdisc(topo.hub, "h2")
+        topo.set_rate(None)
+        assert "tbf" not in topo.qdisc(topo.namespace(2), "eth0")
     assert not set(topo.namespaces()) & set(netns.list_namespaces())
 
 

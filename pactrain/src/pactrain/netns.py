@@ -271,6 +271,17 @@ class Topology:
                 self._shape(ns, WORKER_IFNAME)
                 self._shape(hub, hub_end)
 
+    def set_rate(self, rate: str | None) -> None:
+        """Reshape every link of a built topology to ``rate`` (``None``: unshaped)."""
+        self.rate = rate
+        self.rate_bits = parse_rate(rate) if rate else None
+        for k in range(self.workers):
+            for ns, dev in ((self.namespace(k), WORKER_IFNAME), (self.hub, f"h{k}")):
+                if self.rate_bits is None:
+                    _run(["tc", "-n", ns, "qdisc", "del", "dev", dev, "root"], check=False)
+                else:
+                    self._shape(ns, dev)
+
     def _shape(self, ns: str, dev: str) -> None:
         assert self.rate_bits is not None
         burst = tbf_burst_bytes(self.rate_bits)

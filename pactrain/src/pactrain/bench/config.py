@@ -1,0 +1,94 @@
+"""A bench run as data, and the order in which its grid is visited."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the grid."""
+
+    model: str
+    method: str
+    bandwidth: str | None  # tc rate, or None for an unshaped run
+    repeat: int
+
+
+@dataclass
+class BenchConfig:
+    """Everything ``pactrain bench`` was asked for.
+
+    Attributes:
+        models, methods, bandwidths: the grid (bandwidths as tc rates, e.g. ``100mbit``).
+        workers: processes per run, one network namespace each.
+        batch_size: per worker.
+        steps: steps per run; the first ``warmup_steps`` are not timed.
+        sparsity: PacTrain's final sparsity, reached at step 0 (one-shot, so every timed
+            step runs at the final density); top-k and DGC keep ``1 - sparsity`` of the
+            entries unless ``topk_density`` says otherwise.
+        repeats: passes over the grid; each pass rotates the method order.
+        powersgd_rank: PowerSGD's matrix approximation rank.
+        topk_density: fraction kept by top-k and DGC (``None``: ``1 - sparsity``).
+        time_to_accuracy: target test accuracy of digits-cnn, or ``None``.
+        tta_max_steps, tta_eval_every: budget and evaluation interval of that race.
+        run_timeout_s: a run that takes longer is killed and reported as failed.
+        seed: model init, data order, stochastic compression.
+    """
+
+    models: list[str] = field(default_factory=lambda: ["digits-cnn", "resnet18"])
+    methods: list[str] = field(default_factory=lambda: [
+        "dense", "fp16", "powersgd", "topk", "dgc", "terngrad", "pactrain"])
+    bandwidths: list[str | None] = field(default_factory=lambda: ["100mbit"])
+    workers: int = 4
+    batch_size: int = 8
+    steps: int = 30
+    warmup_steps: int = 5
+    sparsity: float = 0.8
+    repeats: int = 1
+    powersgd_rank: int = 4
+    topk_density: float | None = None
+    time_to_accuracy: float | None = None
+    tta_max_steps: int = 400
+    tta_eval_every: int = 50
+    run_timeout_s: float = 1800.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.steps <= self.warmup_steps:
+            raise ValueError(
+                f"--steps {self.steps} leaves nothing to time after {self.warmup_steps} "
+                "warm-up steps; use more steps"
+            )
+        if not 0.0 <= self.sparsity < 1.0:
+            raise ValueError(f"--sparsity must be in [0, 1), got {self.sparsity}")
+        if self.workers < 2:
+            raise ValueError("--workers must be at least 2: one worker communicates nothing")
+
+    def method_options(self, method: str) -> dict[str, Any]:
+        """Options handed to ``method``'s factory."""
+        if method == "powersgd":
+            return {"rank": self.powersgd_rank}
+        if method in ("topk", "dgc") and self.topk_density is not None:
+            return {"density": self.topk_density}
+        return {}
+
+    def cells(self) -> list[Cell]:
+        """The grid, model- then bandwidth-major, methods interleaved.
+
+        Why this order: all methods of one (model, bandwidth) run back to back, so slow
+        drift of the shared machine (other jobs, thermal) hits them alike; each repeat
+        rotates the method order so no method is always first or last.
+        """
+        out = []
+        for model in self.models:
+            for bandwidth in self.bandwidths:
+                for repeat in range(self.repeats):
+                    shift = repeat % len(self.methods)
+                    order = self.methods[shift:] + self.methods[:shift]
+                    out += [Cell(model, m, bandwidth, repeat) for m in order]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

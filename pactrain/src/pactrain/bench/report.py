@@ -1,0 +1,146 @@
+"""Derived columns, the side-by-side table and the JSON file of a bench run.
+
+JSON: ``{"rows": [...], "environment": {...}, "curves": [...]}``. Each row is one run;
+:data:`REQUIRED_ROW_FIELDS` are always present (``None`` where not measured):
+
+- ``model``, ``method``, ``bandwidth`` (tc rate, or ``loopback``), ``workers``,
+  ``sparsity``, ``batch_size`` (per worker), ``repeat``;
+- ``samples_per_s``: global samples per second over the timed steps;
+- ``payload_bytes_per_step``: bytes the hook handed to collectives, per rank;
+- ``wire_bytes_per_step``: bytes rank 0's ``eth0`` sent per step (``None`` on loopback);
+- ``ideal_bytes_per_step``: ``(1 - sparsity) x`` the dense fp32 gradient;
+- ``ratio_to_ideal``: ``payload_bytes_per_step / ideal_bytes_per_step``;
+- ``speedup_vs_dense``: samples/s over the mean of ``dense`` at the same model and bandwidth;
+- ``accuracy`` (classifiers) and ``perplexity`` (language models) at the end of the run;
+- ``error``: why the run failed, else ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+Row = dict[str, Any]
+
+REQUIRED_ROW_FIELDS = (
+    "model", "method", "bandwidth", "workers", "sparsity", "batch_size", "repeat",
+    "samples_per_s", "payload_bytes_per_step", "wire_bytes_per_step",
+    "ideal_bytes_per_step", "ratio_to_ideal", "speedup_vs_dense", "accuracy", "perplexity",
+    "error",
+)
+
+
+def add_derived(rows: list[Row]) -> list[Row]:
+    """Fill ``ideal_bytes_per_step``, ``ratio_to_ideal`` and ``speedup_vs_dense`` in place."""
+    dense: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for row in rows:
+        if row["method"] == "dense" and row.get("samples_per_s"):
+            dense[(row["model"], row["bandwidth"])].append(row["samples_per_s"])
+    for row in rows:
+        full = row.get("dense_payload_bytes_per_step")
+        ideal = full * (1.0 - row["sparsity"]) if full else None
+        row["ideal_bytes_per_step"] = ideal
+        payload = row.get("payload_bytes_per_step")
+        row["ratio_to_ideal"] = payload / ideal if payload is not None and ideal else None
+        base = dense.get((row["model"], row["bandwidth"]))
+        speed = row.get("samples_per_s")
+        row["speedup_vs_dense"] = speed / statistics.mean(base) if base and speed else None
+    return rows
+
+
+def summarize(rows: list[Row]) -> list[Row]:
+    """One line per (model, bandwidth, method): means over repeats, in grid order."""
+    groups: dict[tuple[str, str, str], list[Row]] = {}
+    for row in rows:
+        groups.setdefault((row["model"], row["bandwidth"], row["method"]), []).append(row)
+    out = []
+    for (model, bandwidth, method), group in groups.items():
+        ok = [r for r in group if r.get("error") is None]
+        line: Row = {"model": model, "bandwidth": bandwidth, "method": method,
+                     "runs": len(ok), "failed": len(group) - len(ok)}
+        for key in ("samples_per_s", "speedup_vs_dense", "payload_bytes_per_step",
+                    "wire_bytes_per_step", "ratio_to_ideal", "accuracy", "perplexity"):
+            values = [r[key] for r in ok if r.get(key) is not None]
+            line[key] = statistics.mean(values) if values else None
+            if key == "samples_per_s" and len(values) > 1:
+                line["samples_per_s_spread"] = (min(values), max(values))
+        out.append(line)
+    return out
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _metric(line: Row) -> str:
+    if line.get("accuracy") is not None:
+        return f"acc {100 * line['accuracy']:.1f}%"
+    if line.get("perplexity") is not None:
+        return f"ppl {line['perplexity']:.2f}"
+    return "-"
+
+
+TABLE_HEADERS = ("model", "bandwidth", "method", "samples/s", "vs dense", "payload MB/step",
+                 "wire MB/step", "payload/ideal", "metric")
+
+
+def table_cells(line: Row) -> list[str]:
+    """The printed cells of one summary line (shared by the terminal and Markdown tables)."""
+    mb = 1e6
+    payload = line.get("payload_bytes_per_step")
+    wire = line.get("wire_bytes_per_step")
+    return [
+        line["model"], line["bandwidth"], line["method"] + (" (failed)" if not line["runs"]
+                                                            else ""),
+        _fmt(line.get("samples_per_s"), ".2f"),
+        _fmt(line.get("speedup_vs_dense"), ".2f") + ("x" if line.get("speedup_vs_dense")
+                                                     else ""),
+        _fmt(payload / mb if payload is not None else None, ".2f"),
+        _fmt(wire / mb if wire is not None else None, ".2f"),
+        _fmt(line.get("ratio_to_ideal"), ".2f"),
+        _metric(line),
+    ]
+
+
+def rich_table(rows: list[Row], title: str = "pactrain bench") -> Any:
+    """The summary as a ``rich.table.Table``."""
+    from rich.table import Table
+
+    table = Table(title=title)
+    for header in TABLE_HEADERS:
+        table.add_column(header, justify="left" if header in TABLE_HEADERS[:3] else "right")
+    for line in summarize(rows):
+        table.add_row(*table_cells(line))
+    return table
+
+
+def markdown_table(rows: list[Row]) -> str:
+    """The summary as a GitHub Markdown table (for docs/pactrain-bench.md)."""
+    lines = ["| " + " | ".join(TABLE_HEADERS) + " |",
+             "|" + "|".join("---" for _ in TABLE_HEADERS) + "|"]
+    lines += ["| " + " | ".join(table_cells(line)) + " |" for line in summarize(rows)]
+    return "\n".join(lines)
+
+
+def validate(document: dict[str, Any]) -> None:
+    """Raise ``ValueError`` if ``document`` does not follow the bench JSON schema."""
+    if not isinstance(document.get("rows"), list) or not isinstance(
+            document.get("environment"), dict):
+        raise ValueError('bench JSON must be {"rows": [...], "environment": {...}, ...}')
+    for i, row in enumerate(document["rows"]):
+        missing = [f for f in REQUIRED_ROW_FIELDS if f not in row]
+        if missing:
+            raise ValueError(f"row {i} ({row.get('model')}/{row.get('method')}) lacks "
+                             f"{missing}; rerun pactrain bench to regenerate the file")
+
+
+def write_json(path: str | Path, rows: list[Row], environment: dict[str, Any],
+               curves: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Validate and write the bench document; returns it."""
+    document = {"rows": rows, "environment": environment, "curves": curves or []}
+    validate(document)
+    Path(path).write_text(json.dumps(document, indent=2, sort_keys=True, default=str))
+    return document

@@ -1,0 +1,257 @@
+"""Run the grid: one :func:`pactrain.train.launch.run_training` call per cell, one row each.
+
+Every row is measured by the training loop itself: samples/s over the timed steps, the
+hook's payload per step (from its :class:`pactrain.accounting.PayloadCounter`) and, when
+the workers live in namespaces, the bytes rank 0's ``eth0`` sent per step over the same
+steps. Derived columns (speed-up, ratio to the ideal) are added by :mod:`.report`.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pactrain.bench.config import BenchConfig, Cell
+from pactrain.bench.network import BenchNetwork
+from pactrain.train.config import RunConfig
+from pactrain.train.launch import TrainingTimeoutError, WorkerFailedError, run_training
+
+Row = dict[str, Any]
+
+
+def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
+    """The training run of ``cell``: one-shot pruning at step 0, the bench's sizes."""
+    base = RunConfig(
+        model=cell.model, method=cell.method, workers=config.workers, steps=config.steps,
+        sparsity=config.sparsity, seed=config.seed, batch_size=config.batch_size,
+        warmup_steps=config.warmup_steps, prune_start=0.0, prune_end=0.0,
+        method_options=config.method_options(cell.method), timeout_s=config.run_timeout_s,
+    )
+    for key, value in overrides.items():
+        setattr(base, key, value)
+    return base
+
+
+def row_from_result(cell: Cell, label: str, result: dict[str, Any]) -> Row:
+    """The JSON row of one finished run (fields documented in :mod:`.report`)."""
+    accuracy = result.get("final_test_accuracy")
+    return {
+        "model": cell.model,
+        "method": cell.method,
+        "bandwidth": label,
+        "repeat": cell.repeat,
+        "workers": result["workers"],
+        "sparsity": result["sparsity"],
+        "batch_size": result["batch_size"],
+        "steps": result["steps"],
+        "timed_steps": result["timed_steps"],
+        "samples_per_s": result["samples_per_s"],
+        "elapsed_s": result["elapsed_s"],
+        "payload_bytes_per_step": result["payload_bytes_per_step"],
+        "dense_payload_bytes_per_step": result["dense_payload_bytes_per_step"],
+        "wire_bytes_per_step": result.get("wire_tx_bytes_per_step"),
+        "wire_rx_bytes_per_step": result.get("wire_rx_bytes_per_step"),
+        "accuracy": accuracy,
+        "perplexity": result.get("final_perplexity"),
+        "final_train_loss": result.get("final_train_loss"),
+        "density": result.get("density"),
+        "comm_s_per_step": result.get("comm_s_per_step"),
+        "tier_counts": result.get("tier_counts", {}),
+        "error": None,
+    }
+
+
+def failed_row(cell: Cell, label: str, config: BenchConfig, error: str) -> Row:
+    """A row for a run that failed or timed out: measured fields are ``None``."""
+    return {
+        "model": cell.model, "method": cell.method, "bandwidth": label,
+        "repeat": cell.repeat, "workers": config.workers, "sparsity": config.sparsity,
+        "batch_size": config.batch_size, "steps": config.steps, "samples_per_s": None,
+        "payload_bytes_per_step": None, "wire_bytes_per_step": None, "accuracy": None,
+        "perplexity": None, "error": error,
+    }
+
+
+def run_cell(config: BenchConfig, cell: Cell, network: BenchNetwork) -> Row:
+    """Shape the links for ``cell`` and run it; failures become rows with ``error``."""
+    network.shape(cell.bandwidth)
+    label = network.label(cell.bandwidth)
+    try:
+        result = run_training(
+            run_config(config, cell), command_prefix_for_rank=network.prefix,
+            master_addr=network.master_addr, timeout_s=config.run_timeout_s, progress=False,
+        )
+    except (WorkerFailedError, TrainingTimeoutError) as err:
+        return failed_row(cell, label, config, str(err)[-2000:])
+    return row_from_result(cell, label, result)
+
+
+@dataclass
+class Curve:
+    """Accuracy of one method against its training wall time (time-to-accuracy race)."""
+
+    method: str
+    bandwidth: str
+    points: list[tuple[float, int, float]] = field(default_factory=list)  # (s, step, acc)
+    reached_s: float | None = None
+    reached_step: int | None = None
+    error: str | None = None
+
+
+def race_to_accuracy(
+    config: BenchConfig, method: str, network: BenchNetwork, bandwidth: str | None,
+    on_point: Callable[[], None] | None = None,
+) -> Curve:
+    """Train digits-cnn under ``method`` until test accuracy >= the target.
+
+    The run is cut into chunks of ``tta_eval_every`` steps (stop, checkpoint, resume: the
+    loop resumes bit-identically); after each chunk rank 0 evaluates. Wall time is the
+    sum of the chunks' training time (process start-up and evaluation excluded). Pruning
+    follows the gradual schedule over ``tta_max_steps``, as in real training.
+    """
+    assert config.time_to_accuracy is not None
+    network.shape(bandwidth)
+    curve = Curve(method, network.label(bandwidth))
+    cell = Cell("digits-cnn", method, bandwidth, 0)
+    wall = 0.0
+    with tempfile.TemporaryDirectory(prefix="pactrain-tta-") as tmp:
+        checkpoint = str(Path(tmp) / "ckpt.pt")
+        for stop in range(config.tta_eval_every, config.tta_max_steps + 1,
+                          config.tta_eval_every):
+            run = run_config(
+                config, cell, steps=config.tta_max_steps, stop_after=stop, warmup_steps=0,
+                prune_start=0.1, prune_end=0.6, checkpoint=checkpoint,
+                resume=checkpoint if stop > config.tta_eval_every else None,
+            )
+            try:
+                result = run_training(run, command_prefix_for_rank=network.prefix,
+                                      master_addr=network.master_addr,
+                                      timeout_s=config.run_timeout_s, progress=False)
+            except (WorkerFailedError, TrainingTimeoutError) as err:
+                curve.error = str(err)[-2000:]
+                return curve
+            wall += result["elapsed_s"]
+            accuracy = float(result["final_test_accuracy"])
+            curve.points.append((wall, stop, accuracy))
+            if on_point:
+                on_point()
+            if accuracy >= config.time_to_accuracy:
+                curve.reached_s, curve.reached_step = wall, stop
+                return curve
+    return curve
+
+
+def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
+    """Facts needed to read the numbers: machine, versions, network, what was unthrottled."""
+    import torch
+
+    from pactrain import __version__
+    from pactrain.netns import tbf_burst_bytes
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, cwd=Path(__file__).parent).stdout.strip() or None
+    except OSError:
+        commit = None
+    return {
+        "pactrain": __version__,
+        "git_commit": commit,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "throttled": network.throttled,
+        "unthrottled_reason": network.reason or None,
+        "network": (
+            "one network namespace per worker, veth to a bridge in a hub namespace, "
+            "tc tbf on both directions of each worker link; no delay emulation "
+            "(sch_netem unavailable)" if network.throttled
+            else "loopback, unthrottled: " + network.reason
+        ),
+        "tbf_burst_bytes": {
+            bw: tbf_burst_bytes(_bits(bw)) for bw in config.bandwidths if bw
+        } if network.throttled else {},
+        "wire_bytes": "tx bytes of rank 0's eth0 per timed step (interface counters)",
+        "payload_bytes": "bytes handed to collectives per rank per step (hook's count)",
+        "config": config.to_dict(),
+    }
+
+
+def _bits(bandwidth: str) -> int:
+    from pactrain.netns import parse_rate
+
+    return parse_rate(bandwidth)
+
+
+def run_bench(
+    config: BenchConfig, want_throttle: bool = True, console: Any = None
+) -> dict[str, Any]:
+    """Run the whole grid (and the time-to-accuracy race) with a progress bar.
+
+    Returns ``{"rows", "environment", "curves"}`` (see :mod:`pactrain.bench.report`).
+    The topology is torn down on return, on Ctrl-C, on SIGTERM and on failure.
+    """
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from pactrain.bench.network import bench_network
+    from pactrain.bench.report import add_derived
+    from pactrain.methods import load_builtin_methods
+    from pactrain.models import load_builtin_models
+
+    console = console or Console()
+    models, methods = load_builtin_models(), load_builtin_methods()
+    for name in config.models:
+        models.get(name)  # KeyError naming the choices
+    for name in config.methods:
+        methods.get(name)
+    cells = config.cells()
+    race = config.methods if config.time_to_accuracy is not None else []
+    rows: list[Row] = []
+    curves: list[Curve] = []
+    with bench_network(config.workers, want_throttle) as network:
+        if not network.throttled:
+            console.print(f"[bold red]Running UNTHROTTLED on loopback[/]: {network.reason}. "
+                          "Bandwidths are ignored; numbers show compute and hook overheads "
+                          "only.")
+        bar = Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn(), TimeRemainingColumn(), console=console)
+        with bar:
+            grid = bar.add_task("grid", total=len(cells))
+            for cell in cells:
+                label = network.label(cell.bandwidth)
+                bar.update(grid, description=f"{cell.model} {label} {cell.method}")
+                row = run_cell(config, cell, network)
+                rows.append(row)
+                if row["error"]:
+                    console.print(f"[red]{cell.model}/{cell.method}/{label} failed:[/] "
+                                  f"{row['error'].splitlines()[0]}")
+                bar.advance(grid)
+            if race:
+                chunks = config.tta_max_steps // config.tta_eval_every
+                task = bar.add_task("time to accuracy", total=len(race) * chunks)
+                bandwidth = config.bandwidths[0]
+                for method in race:
+                    bar.update(task, description=f"time to accuracy: {method}")
+                    done_before = bar.tasks[task].completed
+                    curve = race_to_accuracy(config, method, network, bandwidth,
+                                             on_point=lambda t=task: bar.advance(t))
+                    curves.append(curve)
+                    bar.update(task, completed=done_before + chunks)
+        env = environment(config, network)
+    return {"rows": add_derived(rows), "environment": env,
+            "curves": [vars(c) for c in curves]}

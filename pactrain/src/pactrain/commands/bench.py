@@ -1,0 +1,95 @@
+"""`pactrain bench`: every method side by side on real processes and throttled links."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def bench(
+    models: str = typer.Option("digits-cnn,resnet18", help="Comma-separated model names."),
+    methods: str = typer.Option("dense,fp16,powersgd,topk,dgc,terngrad,pactrain",
+                                help="Comma-separated method names."),
+    workers: int = typer.Option(4, help="Worker processes, one network namespace each."),
+    bandwidth: str = typer.Option("100mbit", help="Comma-separated tc rates per worker link "
+                                  "(e.g. 10mbit,100mbit,1gbit); 'none' for unshaped links."),
+    batch_size: int = typer.Option(8, help="Batch size per worker."),
+    steps: int = typer.Option(30, help="Steps per run."),
+    warmup_steps: int = typer.Option(5, help="Leading steps left out of the timing."),
+    sparsity: float = typer.Option(0.8, help="PacTrain's sparsity; top-k/DGC keep 1 - it."),
+    repeats: int = typer.Option(1, help="Passes over the grid (method order rotates)."),
+    powersgd_rank: int = typer.Option(4, help="PowerSGD matrix approximation rank."),
+    topk_density: float | None = typer.Option(None, help="Fraction kept by top-k and DGC "
+                                              "(default: 1 - sparsity)."),
+    time_to_accuracy: float | None = typer.Option(
+        None, help="Also race every method on digits-cnn to this test accuracy (e.g. 0.95)"
+        " at the first bandwidth, and report the training wall time to reach it."),
+    tta_max_steps: int = typer.Option(400, help="Step budget of the accuracy race."),
+    tta_eval_every: int = typer.Option(50, help="Steps between evaluations in the race."),
+    json_out: str | None = typer.Option(None, "--json", help="Write the rows here."),
+    plot: str | None = typer.Option(None, help="Write PNG plots here."),
+    no_throttle: bool = typer.Option(False, help="Run on loopback even as root."),
+    run_timeout: float = typer.Option(1800.0, help="Seconds before one run is killed."),
+    seed: int = typer.Option(0, help="Seed of model init, data and compression."),
+    clean_stale: bool = typer.Option(False, help="Only remove namespaces left by crashed "
+                                     "runs, then exit."),
+) -> None:
+    """Throughput, bytes and accuracy of every method side by side, on throttled links.
+
+    Each worker runs in its own network namespace; each link is shaped with tc tbf in both
+    directions (no delay emulation). Without root the bench says so and runs on loopback.
+    """
+    from rich.console import Console
+
+    from pactrain import netns
+    from pactrain.bench.config import BenchConfig
+    from pactrain.bench.report import rich_table, write_json
+    from pactrain.bench.runner import run_bench
+
+    console = Console(width=None if sys.stdout.isatty() else 150)
+    if clean_stale:
+        removed = netns.clean_stale()
+        console.print(f"removed {len(removed)} stale namespaces" +
+                      (": " + ", ".join(removed) if removed else ""))
+        return
+    bandwidths: list[str | None] = [None if b.lower() == "none" else b
+                                    for b in _split(bandwidth)]
+    for b in bandwidths:
+        if b is not None:
+            netns.parse_rate(b)
+    try:
+        config = BenchConfig(
+            models=_split(models), methods=_split(methods), bandwidths=bandwidths,
+            workers=workers, batch_size=batch_size, steps=steps, warmup_steps=warmup_steps,
+            sparsity=sparsity, repeats=repeats, powersgd_rank=powersgd_rank,
+            topk_density=topk_density, time_to_accuracy=time_to_accuracy,
+            tta_max_steps=tta_max_steps, tta_eval_every=tta_eval_every,
+            run_timeout_s=run_timeout, seed=seed,
+        )
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
+    document = run_bench(config, want_throttle=not no_throttle, console=console)
+    console.print(rich_table(document["rows"]))
+    for curve in document["curves"]:
+        reached = (f"{curve['reached_s']:.1f} s (step {curve['reached_step']})"
+                   if curve["reached_s"] is not None else "not reached")
+        console.print(f"time to {100 * config.time_to_accuracy:.0f}% ({curve['bandwidth']}): "
+                      f"{curve['method']:>16}: {reached}")
+    if json_out:
+        write_json(json_out, document["rows"], document["environment"], document["curves"])
+        console.print(f"wrote {json_out}")
+    if plot:
+        from pactrain.plots import plot_bench
+
+        plot_bench(document, plot)
+        console.print(f"wrote {plot}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `bench` to the CLI."""
+    app.command("bench")(bench)
