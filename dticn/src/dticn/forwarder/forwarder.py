@@ -101,7 +101,8 @@ class Forwarder:
         self.retx = RetxTable(self.config.default_retx)
         self.counters = ForwarderCounters()
         self._strategy_choice: NameTable[Strategy] = NameTable()
-        self._strategy_choice.insert((), self.strategies.create(self.config.default_strategy, self))
+        self._root_strategy = self.strategies.create(self.config.default_strategy, self)
+        self._strategy_choice.insert((), self._root_strategy)
         self._reflexive: NameTable[bool] = NameTable()
         self._face_ids = itertools.count(FIRST_FACE_ID)
 
@@ -139,10 +140,15 @@ class Forwarder:
     # ------------------------------------------------------- configuration
     def set_strategy(self, prefix: Name, strategy_name: str) -> None:
         """Choose the strategy for ``prefix`` (longest match wins)."""
-        self._strategy_choice.insert(prefix, self.strategies.create(strategy_name, self))
+        strategy = self.strategies.create(strategy_name, self)
+        self._strategy_choice.insert(prefix, strategy)
+        if prefix == ():
+            self._root_strategy = strategy
 
     def find_strategy(self, name: Name) -> Strategy:
         """The strategy responsible for ``name``."""
+        if len(self._strategy_choice) == 1:
+            return self._root_strategy
         hit = self._strategy_choice.longest_prefix_match(name)
         assert hit is not None  # the root always has one
         return hit[1]
@@ -303,7 +309,9 @@ class Forwarder:
         )
         entry.interest = interest
         if entry.retx_policy is None:
-            entry.retx_policy = self.retx_policy_for(entry.name)
+            prefix_policy = self.retx.find(entry.name) if len(self.retx) else None
+            entry.retx_from_prefix = prefix_policy is not None
+            entry.retx_policy = prefix_policy or self.retx.default
         self._arm_expiry(entry)
         if self.hooks.on_interest_propagate(self, in_face, interest, entry):
             return
@@ -352,9 +360,13 @@ class Forwarder:
                 "face %d out Interest %s nonce=%s%s", out_face.face_id,
                 name_to_str(interest.name), interest.nonce, " (retx)" if retransmission else "",
             )
-        policy = self.retx_policy_for(entry.name, out_face)
-        if policy is not entry.retx_policy and self.retx.find(entry.name) is None:
-            entry.retx_policy = policy
+        face_policy = out_face.retx_policy
+        if (
+            face_policy is not None
+            and not entry.retx_from_prefix
+            and face_policy is not entry.retx_policy
+        ):
+            entry.retx_policy = face_policy
             self._arm_expiry(entry)
         if out_face.wants_incoming_face_id:
             out_face.send(_Lp(fragment=interest.wire, incoming_face_id=_first_in(entry)).encode())

@@ -53,6 +53,7 @@ class PitEntry:
     retx_timer: TimerHandle | None = None
     retx_count: int = 0
     retx_policy: RetxPolicy | None = None
+    retx_from_prefix: bool = False
     satisfied: bool = False
     downstream_retx: bool = False
     erased: bool = False

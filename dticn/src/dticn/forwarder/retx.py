@@ -61,6 +61,9 @@ class RetxTable:
         self.default = default or RetxPolicy()
         self._table: NameTable[RetxPolicy] = NameTable()
 
+    def __len__(self) -> int:
+        return len(self._table)
+
     def insert(self, prefix: Name, policy: RetxPolicy) -> None:
         """Set the policy for ``prefix`` and everything under it."""
         self._table.insert(prefix, policy)

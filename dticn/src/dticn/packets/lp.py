@@ -121,7 +121,7 @@ def decode_lp_packet(wire: bytes) -> LpPacket:
     """Decode an LpPacket (outer type 100); raise :class:`DecodeError` if malformed."""
     if len(wire) > MAX_NDN_PACKET_SIZE + 64:
         raise DecodeError(f"LpPacket of {len(wire)} bytes is oversized")
-    buf = memoryview(wire)
+    buf = wire if type(wire) is bytes else bytes(wire)
     _, vstart, vend = read_outer(buf, TYPE_LP_PACKET)
     out = LpPacket()
     seen: set[int] = set()
@@ -132,7 +132,7 @@ def decode_lp_packet(wire: bytes) -> LpPacket:
         if TYPE_FRAGMENT in seen and typ != TYPE_FRAGMENT:
             raise DecodeError("LpPacket field after Fragment (Fragment must be last)")
         if typ == TYPE_FRAGMENT:
-            out.fragment = bytes(buf[s:e])
+            out.fragment = buf[s:e]
         elif typ == TYPE_SEQUENCE:
             if not 1 <= e - s <= 8:
                 raise DecodeError(f"Sequence of {e - s} bytes (must be 1..8)")
@@ -143,7 +143,7 @@ def decode_lp_packet(wire: bytes) -> LpPacket:
         elif typ == TYPE_FRAG_COUNT:
             out.frag_count = decode_uint(buf[s:e])
         elif typ == TYPE_PIT_TOKEN:
-            out.pit_token = bytes(buf[s:e])
+            out.pit_token = buf[s:e]
         elif typ == TYPE_NACK:
             out.nack_reason = NackReason.NONE
             for t2, _es2, s2, e2 in iter_elements(buf, s, e):

@@ -37,7 +37,7 @@ def encode_name(name: Name) -> bytes:
     return encode_var(TYPE_NAME) + encode_var(len(value)) + value
 
 
-def decode_name_value(buf: memoryview, start: int, end: int) -> Name:
+def decode_name_value(buf: bytes | memoryview, start: int, end: int) -> Name:
     """Split a Name's TLV-VALUE into components, checking each component's shape."""
     comps: list[bytes] = []
     for typ, estart, vstart, vend in iter_elements(buf, start, end):

@@ -244,9 +244,9 @@ def _check_size(wire: bytes | memoryview) -> None:
 def decode_interest(wire: bytes) -> Interest:
     """Decode an Interest TLV (outer type 5); raise :class:`DecodeError` if malformed."""
     _check_size(wire)
-    buf = memoryview(wire)
+    buf = wire if type(wire) is bytes else bytes(wire)
     _, vstart, vend = read_outer(buf, TYPE_INTEREST)
-    out = Interest(name=(), wire=bytes(wire))
+    out = Interest(name=(), wire=buf)
     last = -1
     seen_name = False
     for typ, _estart, s, e in iter_elements(buf, vstart, vend):
@@ -266,7 +266,7 @@ def decode_interest(wire: bytes) -> Interest:
         elif typ == TYPE_MUST_BE_FRESH:
             out.must_be_fresh = True
         elif typ == TYPE_FORWARDING_HINT:
-            out.forwarding_hint = bytes(buf[s:e])
+            out.forwarding_hint = buf[s:e]
         elif typ == TYPE_NONCE:
             if e - s != 4:
                 raise DecodeError(f"Nonce must be 4 bytes, got {e - s}")
@@ -279,11 +279,11 @@ def decode_interest(wire: bytes) -> Interest:
             out.hop_limit = buf[s]
             out.hop_limit_offset = s
         elif typ == TYPE_APPLICATION_PARAMETERS:
-            out.app_parameters = bytes(buf[s:e])
+            out.app_parameters = buf[s:e]
         elif typ == TYPE_INTEREST_SIGNATURE_INFO:
-            out.signature_info = bytes(buf[s:e])
+            out.signature_info = buf[s:e]
         else:
-            out.signature_value = bytes(buf[s:e])
+            out.signature_value = buf[s:e]
     if not seen_name or not out.name:
         raise DecodeError("Interest without a non-empty Name")
     return out
@@ -292,9 +292,9 @@ def decode_interest(wire: bytes) -> Interest:
 def decode_data(wire: bytes) -> Data:
     """Decode a Data TLV (outer type 6); raise :class:`DecodeError` if malformed."""
     _check_size(wire)
-    buf = memoryview(wire)
+    buf = wire if type(wire) is bytes else bytes(wire)
     _, vstart, vend = read_outer(buf, TYPE_DATA)
-    out = Data(name=(), signature_type=None, wire=bytes(wire))
+    out = Data(name=(), signature_type=None, wire=buf)
     last = -1
     seen_name = False
     for typ, _estart, s, e in iter_elements(buf, vstart, vend):
@@ -312,19 +312,19 @@ def decode_data(wire: bytes) -> Data:
         elif typ == TYPE_META_INFO:
             _decode_meta_info(buf, s, e, out)
         elif typ == TYPE_CONTENT:
-            out.content = bytes(buf[s:e])
+            out.content = buf[s:e]
         elif typ == TYPE_SIGNATURE_INFO:
             for t2, _es2, s2, e2 in iter_elements(buf, s, e):
                 if t2 == TYPE_SIGNATURE_TYPE:
                     out.signature_type = decode_uint(buf[s2:e2])
         else:
-            out.signature_value = bytes(buf[s:e])
+            out.signature_value = buf[s:e]
     if not seen_name:
         raise DecodeError("Data without a Name")
     return out
 
 
-def _decode_meta_info(buf: memoryview, start: int, end: int, out: Data) -> None:
+def _decode_meta_info(buf: bytes, start: int, end: int, out: Data) -> None:
     last = -1
     order = {TYPE_CONTENT_TYPE: 0, TYPE_FRESHNESS_PERIOD: 1, TYPE_FINAL_BLOCK_ID: 2}
     for typ, _es, s, e in iter_elements(buf, start, end):
@@ -341,7 +341,7 @@ def _decode_meta_info(buf: memoryview, start: int, end: int, out: Data) -> None:
         elif typ == TYPE_FRESHNESS_PERIOD:
             out.freshness_ms = decode_uint(buf[s:e])
         else:
-            out.final_block_id = bytes(buf[s:e])
+            out.final_block_id = buf[s:e]
 
 
 def data_matches(interest: Interest, data: Data) -> bool:

@@ -9,8 +9,6 @@ forwarder turns into a counted drop. Byte compatibility with python-ndn is asser
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 MAX_NDN_PACKET_SIZE = 8800
 """Largest network-layer packet accepted, as in NFD and ndn-cxx."""
 
@@ -87,28 +85,44 @@ def is_critical(typ: int) -> bool:
     return typ <= 31 or (typ & 1) == 1
 
 
-def iter_elements(buf: memoryview, start: int = 0, end: int | None = None) -> Iterator[
-    tuple[int, int, int, int]
-]:
-    """Yield ``(type, element_start, value_start, value_end)`` for each TLV in the range.
+def iter_elements(
+    buf: bytes | memoryview, start: int = 0, end: int | None = None
+) -> list[tuple[int, int, int, int]]:
+    """Return ``(type, element_start, value_start, value_end)`` for each TLV in the range.
 
-    Raises :class:`DecodeError` when an element's length runs past ``end``.
+    Raises :class:`DecodeError` when an element's header or value runs past ``end``.
+    One-byte TYPE and LENGTH (the common case) are read inline: this loop is the
+    forwarder's hottest code.
     """
     pos = start
     stop = len(buf) if end is None else end
+    out = []
+    append = out.append
     while pos < stop:
-        typ, p = read_var(buf, pos)
-        length, vstart = read_var(buf, p)
+        typ = buf[pos]
+        if typ < 0xFD:
+            p = pos + 1
+        else:
+            typ, p = read_var(buf, pos)
+        if p >= stop:
+            raise DecodeError(f"TLV type {typ} at offset {pos} has no length")
+        length = buf[p]
+        if length < 0xFD:
+            vstart = p + 1
+        else:
+            length, vstart = read_var(buf, p)
         vend = vstart + length
         if vend > stop:
             raise DecodeError(
-                f"TLV type {typ} at offset {pos} claims {length} bytes, only {stop - vstart} left"
+                f"TLV type {typ} at offset {pos} claims {length} bytes, only "
+                f"{max(0, stop - vstart)} left"
             )
-        yield typ, pos, vstart, vend
+        append((typ, pos, vstart, vend))
         pos = vend
+    return out
 
 
-def read_outer(buf: memoryview, expected: int | None = None) -> tuple[int, int, int]:
+def read_outer(buf: bytes | memoryview, expected: int | None = None) -> tuple[int, int, int]:
     """Read the outermost TLV of a packet; it must span exactly the buffer.
 
     Returns ``(type, value_start, value_end)``.
