@@ -36,6 +36,7 @@ class CapAccess:
         self._frame: Frame | None = None
         self._csma: SlottedCsmaCa | None = None
         self._retries = 0
+        self._transmissions = 0
         self._ack_timer: Any = None
         self.ack_s = time_on_air(platform.phy, config.ack_bytes)
         self.backoff_log: list[int] = []
@@ -53,6 +54,7 @@ class CapAccess:
         self.busy = True
         self._frame = self.queue.popleft()
         self._retries = 0
+        self._transmissions = 0
         self._attempt()
 
     def _attempt(self) -> None:
@@ -63,7 +65,7 @@ class CapAccess:
         frame, self._frame = self._frame, None
         assert frame is not None
         self._radio_sleep()
-        self.on_finished(frame, status, self._retries + 1)
+        self.on_finished(frame, status, self._transmissions)
         self._next()
 
     def _radio_sleep(self) -> None:
@@ -144,6 +146,7 @@ class CapAccess:
         assert frame is not None
         toa = time_on_air(self.p.phy, frame.psdu_bytes)
         self.p.duty.record(self.cfg.cap_channel, self.p.clock.now(), toa)
+        self._transmissions += 1
         self.on_event("tx", {"airtime_s": toa, "slot": "cap", "frame": frame.kind.value})
         self.p.radio.transmit(self.cfg.cap_channel, frame, toa, self._sent)
 

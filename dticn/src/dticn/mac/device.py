@@ -143,6 +143,8 @@ class DsmeDevice:
             self._schedule_beacon(self.p.clock.now())
             for cell in self.downlink:
                 self._schedule_downlink(cell, self.p.clock.now())
+            if self.cfg.cap_rx:
+                self._schedule_cap_listen(self.p.clock.now())
         self._kick_gts()
 
     # -- helpers ------------------------------------------------------------------------
@@ -402,6 +404,37 @@ class DsmeDevice:
                 self._kick_gts()
                 return
         self.cap.on_ack(frame.seq)
+
+    # -- receiver on through the CAP (cap_rx, upkeep="events") ----------------------------
+    def _schedule_cap_listen(self, after: float) -> None:
+        timing = self.cfg.timing
+        start = timing.next_periodic(timing.slot_s, timing.superframe_s,
+                                     after + self.cfg.wakeup_s)
+        self.p.clock.call_later(start - self.cfg.wakeup_s - self.p.clock.now(),
+                                self._cap_listen_wake, start)
+
+    def _cap_listen_wake(self, start: float) -> None:
+        if self._radio_state() is not RadioState.SLEEP or self.cap.busy:
+            self._schedule_cap_listen(start)
+            return
+        self.p.radio.wake()
+        self.p.clock.call_later(self.cfg.wakeup_s, self._cap_listen_open, start)
+
+    def _cap_listen_open(self, start: float) -> None:
+        self.p.radio.start_rx(self.cfg.cap_channel)
+        length = self.cfg.timing.cap_slots * self.cfg.timing.slot_s
+        self.p.clock.call_later(length, self._cap_listen_close, start)
+
+    def _cap_listen_close(self, start: float) -> None:
+        radio = self.p.radio
+        if radio.receiving():
+            until = getattr(radio, "receiving_until", self.p.clock.now())
+            self.p.clock.call_later(until - self.p.clock.now() + 1e-6,
+                                    self._cap_listen_close, start)
+            return
+        if self._radio_state() is RadioState.RX and radio.channel == self.cfg.cap_channel:
+            radio.sleep()
+        self._schedule_cap_listen(start)
 
     # -- downlink GTS -------------------------------------------------------------------
     def _schedule_downlink(self, cell: Gts, after: float) -> None:

@@ -1,0 +1,71 @@
+"""GTS schedule limits, allocators, slot times; the transition tables refuse bad steps."""
+
+import pytest
+
+from dticn.mac.gts import (
+    ALLOCATORS,
+    CapacityError,
+    Direction,
+    Gts,
+    GtsTable,
+    allocate_first_fit,
+    allocate_static,
+)
+from dticn.mac.states import (
+    GTS_TRANSITIONS,
+    RADIO_TRANSITIONS,
+    GtsEvent,
+    GtsState,
+    IllegalTransition,
+    RadioEvent,
+    RadioState,
+    fire,
+)
+from dticn.mac.timing import DsmeTiming
+
+
+def test_static_schedule_single_channel_one_up_one_down() -> None:
+    table = GtsTable(DsmeTiming())
+    cells = allocate_static(table, [(1, Direction.UP), (1, Direction.DOWN)])
+    assert {c.channel for c in cells} == {0}
+    assert cells[0].superframe != cells[1].superframe   # spread over superframes
+    assert table.capacity(Direction.UP) == 28
+    with pytest.raises(CapacityError, match="raise MO"):
+        allocate_static(table, [(i, Direction.UP) for i in range(2, 40)])
+
+
+def test_first_fit_respects_receive_chains_and_half_duplex() -> None:
+    table = GtsTable(DsmeTiming(), channels=16, rx_chains=8, tx_chains=1)
+    allocate_first_fit(table, [(i, Direction.UP) for i in range(1, 101)])
+    allocate_first_fit(table, [(i, Direction.DOWN) for i in range(1, 11)])
+    per_slot: dict[tuple[int, int], list[Gts]] = {}
+    for (sf, slot, _ch), g in table.cells.items():
+        per_slot.setdefault((sf, slot), []).append(g)
+    for cells in per_slot.values():
+        directions = {c.direction for c in cells}
+        assert len(directions) == 1
+        limit = 8 if Direction.UP in directions else 1
+        assert len(cells) <= limit
+        assert len({c.channel for c in cells}) == len(cells)
+    assert len(table.cells) == 110
+    assert set(ALLOCATORS) == {"static", "first-fit"}
+
+
+def test_next_slot_time_is_the_cell_start() -> None:
+    timing = DsmeTiming()
+    table = GtsTable(timing)
+    (cell,) = allocate_static(table, [(5, Direction.UP)])
+    first = timing.gts_offset(cell.superframe, cell.slot)
+    assert table.next_slot_time(5, Direction.UP, 0.0) == pytest.approx(first)
+    assert table.next_slot_time(5, Direction.UP, first + 1e-3) == pytest.approx(first + 30.72)
+    assert table.next_slot_time(5, Direction.DOWN, 0.0) is None
+
+
+def test_illegal_transitions_raise() -> None:
+    assert fire(RADIO_TRANSITIONS, RadioState.SLEEP, RadioEvent.WAKE) is RadioState.STANDBY
+    with pytest.raises(IllegalTransition, match="not allowed in state 'sleep'"):
+        fire(RADIO_TRANSITIONS, RadioState.SLEEP, RadioEvent.START_TX)
+    state = fire(GTS_TRANSITIONS, GtsState.NONE, GtsEvent.REQUEST)
+    assert fire(GTS_TRANSITIONS, state, GtsEvent.RESPONSE_OK) is GtsState.ALLOCATED
+    with pytest.raises(IllegalTransition):
+        fire(GTS_TRANSITIONS, GtsState.NONE, GtsEvent.RESPONSE_OK)

@@ -1,0 +1,86 @@
+"""The engines agree: closed-form upkeep vs every beacon as an event, batch vs events."""
+
+import numpy as np
+import pytest
+
+from dticn.radio.batch import run, run_batch
+from dticn.radio.network import RadioNetwork
+from dticn.radio.scenario import Scenario, parse_duration
+
+SHORT = Scenario(nodes=6, duration_s=2 * 3600.0, traffic="periodic:60s", seed=3)
+
+
+def _charge(result):
+    return np.array([n.energy.charge_total_mas for n in result.nodes])
+
+
+@pytest.mark.parametrize("changes", [{}, {"downlink_gts": True, "rx_chains": 8},
+                                     {"cap_rx": True}])
+def test_closed_form_upkeep_matches_event_by_event_within_one_percent(changes) -> None:
+    s = SHORT.with_(**changes)
+    events = RadioNetwork(s.with_(upkeep="events")).run()
+    closed = RadioNetwork(s.with_(upkeep="closed")).run()
+    assert closed.events < events.events
+    np.testing.assert_allclose(_charge(closed), _charge(events), rtol=0.01)
+    for a, b in zip(events.nodes, closed.nodes, strict=True):
+        assert a.energy.time_s["rx"] == pytest.approx(b.energy.time_s["rx"], rel=0.01)
+
+
+def test_batch_engine_reproduces_the_event_engine() -> None:
+    for s in (SHORT, SHORT.with_(traffic="poisson:45s", sf=8, seed=9)):
+        events = RadioNetwork(s.with_(upkeep="events")).run()
+        batch = run_batch(s)
+        for a, b in zip(events.nodes, batch.nodes, strict=True):
+            assert (a.generated, a.delivered, a.pending, a.tx_frames) == (
+                b.generated, b.delivered, b.pending, b.tx_frames)
+            np.testing.assert_allclose(np.sort(a.latencies_s), np.sort(b.latencies_s),
+                                       atol=1e-6)
+        np.testing.assert_allclose(_charge(batch), _charge(events), rtol=0.01)
+
+
+def test_batch_engine_with_fading_is_close_to_events() -> None:
+    s = SHORT.with_(fading_sigma_db=3.0, radius_m=60.0, duration_s=6 * 3600.0)
+    events = RadioNetwork(s).run().summary()
+    batch = run_batch(s).summary()
+    assert batch["retries"] > 0
+    assert batch["delivery_ratio"] == pytest.approx(events["delivery_ratio"], abs=0.01)
+    assert batch["retries"] == pytest.approx(events["retries"], rel=0.25)
+    assert batch["avg_current_mA_mean"] == pytest.approx(events["avg_current_mA_mean"], rel=0.02)
+
+
+def test_runs_are_deterministic_for_a_seed() -> None:
+    s = SHORT.with_(slot="cap", traffic="poisson:20s", duration_s=1200.0)
+    a = RadioNetwork(s).run().as_dict()
+    b = RadioNetwork(s).run().as_dict()
+    a["summary"].pop("wall_s"), b["summary"].pop("wall_s")
+    a["summary"].pop("sim_s_per_wall_s"), b["summary"].pop("sim_s_per_wall_s")
+    assert a == b
+
+
+def test_gts_frames_never_collide_but_cap_frames_do() -> None:
+    gts = RadioNetwork(Scenario(nodes=40, rx_chains=8, duration_s=1800.0,
+                                traffic="poisson:40s")).run()
+    assert gts.summary()["collisions"] == 0
+    assert gts.gateway["medium"]["collisions"] == 0
+    cap = RadioNetwork(Scenario(nodes=20, rx_chains=8, duration_s=600.0, slot="cap",
+                                traffic="poisson:15s")).run()
+    assert cap.summary()["collisions"] > 0
+    assert cap.summary()["retries"] > 0
+
+
+def test_auto_engine_and_duration_parsing() -> None:
+    assert run(SHORT).engine == "batch"
+    assert run(SHORT.with_(slot="cap", duration_s=600.0)).engine == "events"
+    assert parse_duration("365d") == 365 * 86400
+    assert parse_duration("10m") == 600
+    with pytest.raises(ValueError, match="unit"):
+        parse_duration("3 parsecs")
+
+
+def test_year_of_one_hundred_nodes_is_fast() -> None:
+    s = Scenario(nodes=100, duration_s=365 * 86400.0, traffic="periodic:600s", rx_chains=8)
+    result = run_batch(s)
+    summary = result.summary()
+    assert summary["generated"] == 100 * 52560
+    assert summary["delivery_ratio"] > 0.9999
+    assert result.wall_s < 30.0
