@@ -117,3 +117,28 @@ def test_hostile_bytes_do_not_kill_forwarder(forwarder: dict[str, str]) -> None:
     assert reply[:1] == b"\x64"  # LpPacket Nack: face stayed up and is still served
     results = _consume([("/still/alive", False)], forwarder["tcp"])
     assert results == [{"nack": 150}]
+
+
+@pytest.mark.slow
+def test_cli_ping_and_get_tools(forwarder: dict[str, str]) -> None:
+    cli = [sys.executable, "-m", "dticn.cli"]
+    server = subprocess.Popen(
+        [*cli, "ping-server", "/pinger", "--transport", forwarder["unix"]],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        _read_until(server, "READY /pinger", 20)
+        time.sleep(0.3)
+        out = subprocess.run(
+            [*cli, "ping", "/pinger", "-c", "2", "-i", "10", "--transport", forwarder["tcp"]],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert out.stdout.count("reply from /pinger") == 2
+        got = subprocess.run(
+            [*cli, "get", "/none", "--transport", forwarder["tcp"]],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert got.returncode == 2 and "NACK reason=150" in got.stdout
+    finally:
+        _stop(server)

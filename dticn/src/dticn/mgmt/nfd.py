@@ -96,8 +96,8 @@ def control_response(code: int, text: str, body: ControlParameters | None = None
     value = encode_tlv(TYPE_STATUS_CODE, encode_uint(code)) + encode_tlv(
         TYPE_STATUS_TEXT, text.encode()
     )
-    if body is not None:
-        value += body.encode()
+    # Always carry a body (empty on errors): python-ndn's parse_response needs one.
+    value += (body or ControlParameters()).encode()
     return encode_tlv(TYPE_CONTROL_RESPONSE, value)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from typing import cast
 
 from dticn.forwarder.face import Face, FaceScope, LinkType
 from dticn.forwarder.forwarder import Forwarder
@@ -64,7 +65,7 @@ class StreamProtocol(asyncio.Protocol):
         self.face: StreamFace | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.WriteTransport)
+        transport = cast(asyncio.WriteTransport, transport)
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")
         if self._scheme == "unix":
@@ -166,13 +167,13 @@ class UdpProtocol(asyncio.DatagramProtocol):
         self._local_uri = "udp://"
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.DatagramTransport)
-        self._transport = transport
+        self._transport = cast(asyncio.DatagramTransport, transport)
         sock = transport.get_extra_info("sockname")
         self._local_uri = f"udp://{_fmt_host(sock[0])}:{sock[1]}"
 
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
-        assert self._transport is not None
+        if self._transport is None:
+            return
         key = (addr[0], addr[1])
         face = self._faces.get(key)
         if face is None:

@@ -1,0 +1,73 @@
+"""NFD rib management: python-ndn's own command builders and response parser."""
+
+from __future__ import annotations
+
+import pytest
+from ndn.app_support import nfd_mgmt
+from ndn.encoding import InterestParam, make_interest
+from ndn.security import DigestSha256Signer
+
+from dticn.forwarder.face import FaceScope, RecordingFace
+from dticn.forwarder.forwarder import Forwarder
+from dticn.mgmt.nfd import NfdManagement
+from dticn.packets import Data, decode_packet, name_from_str
+from dticn.sim.kernel import EventKernel
+
+
+def _setup() -> tuple[EventKernel, Forwarder, RecordingFace]:
+    kernel = EventKernel()
+    fw = Forwarder(kernel)
+    NfdManagement(fw)
+    app = RecordingFace(scope=FaceScope.LOCAL)
+    fw.add_face(app)
+    return kernel, fw, app
+
+
+def _command(verb: str, signed: bool, **kwargs: object) -> bytes:
+    if signed:
+        name = nfd_mgmt.make_command_v2("rib", verb, None, **kwargs)
+        return bytes(make_interest(name, InterestParam(nonce=11, lifetime=1000), app_param=b"",
+                                   signer=DigestSha256Signer(for_interest=True)))
+    name = nfd_mgmt.make_command("rib", verb, None, **kwargs)
+    return bytes(make_interest(name, InterestParam(nonce=12, lifetime=1000)))
+
+
+def _reply(kernel: EventKernel, app: RecordingFace) -> dict:
+    kernel.run(until=kernel.now() + 0.01)
+    [wire] = app.take()
+    data = decode_packet(wire)
+    assert isinstance(data, Data)
+    return nfd_mgmt.parse_response(data.content)
+
+
+@pytest.mark.parametrize("signed", [True, False])
+def test_register_and_unregister(signed: bool) -> None:
+    kernel, fw, app = _setup()
+    app.deliver(_command("register", signed, name="/demo", cost=7))
+    resp = _reply(kernel, app)
+    assert resp["status_code"] == 200 and resp["face_id"] == app.face_id
+    assert resp["cost"] == 7 and resp["status_text"] == "OK"
+    entry = fw.fib.find_exact(name_from_str("/demo"))
+    assert entry is not None and entry.nexthops[0].face_id == app.face_id
+    app.deliver(_command("unregister", signed, name="/demo"))
+    assert _reply(kernel, app)["status_code"] == 200
+    assert fw.fib.find_exact(name_from_str("/demo")) is None
+
+
+def test_unknown_command_and_missing_name() -> None:
+    kernel, _, app = _setup()
+    name = nfd_mgmt.make_command("faces", "create", None, uri="udp://1.2.3.4")
+    app.deliver(bytes(make_interest(name, InterestParam(nonce=1))))
+    assert _reply(kernel, app)["status_code"] == 501
+    app.deliver(_command("register", False, cost=1))
+    assert _reply(kernel, app)["status_code"] == 400
+
+
+def test_non_local_face_cannot_reach_management() -> None:
+    kernel, fw, _ = _setup()
+    remote = RecordingFace()
+    fw.add_face(remote)
+    remote.deliver(_command("register", False, name="/evil"))
+    kernel.run(until=1.0)
+    assert remote.sent == [] and fw.fib.find_exact(name_from_str("/evil")) is None
+    assert fw.counters.drops["localhost_violation"] == 1
