@@ -306,3 +306,16 @@ def test_two_forwarders_over_a_lora_mtu_link_fragment_large_data() -> None:
     gw.kernel.run(until=5.0)
     [got] = [decode_packet(w) for w in consumer.take()]
     assert isinstance(got, Data) and got.content == payload and decode_packet(req)
+
+
+def test_retransmission_with_fresh_nonce_for_multi_access_links() -> None:
+    policy = RetxPolicy(pit_lifetime=10.0, retx_interval=1.0, max_retx=2, fresh_nonce=True)
+    node = Node(ForwarderConfig(default_retx=policy))
+    c, p = node.face(), node.face()
+    node.fw.add_route(N("/lora"), p.face_id)
+    c.deliver(node.interest("/lora/1", 1, lifetime_ms=10_000))
+    node.kernel.run(until=5.0)
+    nonces = [x.nonce for x in node.decoded(p)]  # type: ignore[union-attr]
+    assert len(nonces) == 3 and len(set(nonces)) == 3 and nonces[0] == 1
+    p.deliver(node.data("/lora/1"))  # Data still satisfies the consumer
+    assert len(c.take()) == 1

@@ -246,9 +246,7 @@ class Forwarder:
                 return
             interest = interest.with_hop_limit(interest.hop_limit - 1)
         if interest.nonce is None:
-            interest.nonce = self.rng.getrandbits(32)
-            interest.wire = b""
-            interest.encode()
+            interest = self.renonce(interest)
         now = self.clock.now()
         if self.dead_nonces.find(interest.name, interest.nonce, now):
             self.on_interest_loop(in_face, interest)
@@ -290,6 +288,16 @@ class Forwarder:
         self.counters.drop("loop")
         if in_face.link_type is LinkType.POINT_TO_POINT:
             self._send_nack_wire(in_face, interest.wire, NackReason.DUPLICATE)
+
+    def renonce(self, interest: Interest) -> Interest:
+        """A copy of ``interest`` with a fresh random nonce (re-encoded; Interest
+        signatures do not cover the nonce, so they stay valid)."""
+        out = decode_packet(interest.encode())
+        assert isinstance(out, Interest)
+        out.nonce = self.rng.getrandbits(32)
+        out.wire = b""
+        out.encode()
+        return out
 
     def on_content_store_hit(
         self, in_face: Face, entry: PitEntry, interest: Interest, data: Data
@@ -351,7 +359,9 @@ class Forwarder:
                 out_face.face_id, interest.nonce or 0, now
             )
         else:
-            entry.out_records[out_face.face_id].last_sent = now
+            record = entry.out_records[out_face.face_id]
+            record.last_sent = now
+            record.nonce = interest.nonce or 0
         self.counters.out_interests += 1
         if retransmission:
             self.counters.retransmissions += 1

@@ -28,11 +28,17 @@ class RetxPolicy:
             InterestLifetime (NDN default behaviour).
         retx_interval: seconds between forwarder retransmissions; 0 disables INR.
         max_retx: most retransmissions per entry.
+        fresh_nonce: retransmit with a new nonce instead of the original packet.
+            CCN-lite re-sends the same bytes, which a point-to-point next hop treats as
+            a retransmission; on a MULTI_ACCESS link (LoRa broadcast) the same nonce
+            from the same face looks like a loop, so gateways retransmitting into LoRa
+            should set this.
     """
 
     pit_lifetime: float | None = None
     retx_interval: float = 0.0
     max_retx: int = 0
+    fresh_nonce: bool = False
 
     def __post_init__(self) -> None:
         if self.pit_lifetime is not None and self.pit_lifetime <= 0:

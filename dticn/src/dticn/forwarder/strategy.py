@@ -69,12 +69,16 @@ class Strategy:
 
     def after_retransmission_timer(self, entry: PitEntry) -> None:
         """The entry's CCN-lite retransmission timer fired: re-send the pending Interest
-        to every upstream it already went to (same wire, same nonce)."""
+        to every upstream it already went to (same wire and nonce, unless the policy
+        asks for a fresh nonce)."""
         fw = self.forwarder
+        interest = entry.interest
+        if entry.retx_policy is not None and entry.retx_policy.fresh_nonce:
+            interest = fw.renonce(interest)
         for face_id in list(entry.out_records):
             face = fw.faces.get(face_id)
             if face is not None:
-                fw.send_interest(entry, face, entry.interest, retransmission=True)
+                fw.send_interest(entry, face, interest, retransmission=True)
 
 
 class BestRouteStrategy(Strategy):
