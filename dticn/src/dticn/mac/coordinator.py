@@ -36,7 +36,7 @@ class CoordinatorRadio:
         self.medium = medium
         self.sf = sf
         self.power_dbm = power_dbm
-        self.tx_intervals: deque[tuple[float, float]] = deque(maxlen=64)
+        self.tx_intervals: deque[tuple[float, float]] = deque(maxlen=8)
 
     def wake(self) -> None: ...
     def sleep(self) -> None: ...

@@ -77,12 +77,24 @@ class Medium:
         self._rng = rng
         self._max_airtime = max_airtime_s
         self._listeners: dict[int, Listener] = {}
+        self._always: dict[int, Listener] = {}          # schedule-based listeners
+        self._rx_on: dict[int, set[int]] = {}           # channel -> radios now in RX
         self._on_air: dict[int, list[Transmission]] = {}
         self.stats = MediumStats()
         self.observers: list[Callable[[str, Transmission, int], None]] = []
 
-    def attach(self, address: int, listener: Listener) -> None:
+    def attach(self, address: int, listener: Listener, *, always: bool = False) -> None:
+        """Register a receiver; ``always``: it listens by schedule, not through a radio."""
         self._listeners[address] = listener
+        if always:
+            self._always[address] = listener
+
+    def rx_started(self, address: int, channel: int) -> None:
+        """A radio entered RX on ``channel`` (broadcasts are offered only to such radios)."""
+        self._rx_on.setdefault(channel, set()).add(address)
+
+    def rx_stopped(self, address: int, channel: int) -> None:
+        self._rx_on.get(channel, set()).discard(address)
 
     def rssi_dbm(self, sender: int, receiver: int, power_dbm: float) -> float:
         rssi = power_dbm - self.link_loss_db(sender, receiver)
@@ -91,9 +103,13 @@ class Medium:
             rssi += float(self._rng.normal(0.0, self.fading_sigma_db))
         return rssi
 
-    def _receivers(self, frame: Frame, sender: int) -> list[tuple[int, Listener]]:
+    def _receivers(self, frame: Frame, sender: int, channel: int
+                   ) -> list[tuple[int, Listener]]:
         if frame.dst == BROADCAST:
-            return [(a, lst) for a, lst in self._listeners.items() if a != sender]
+            out = [(a, lst) for a, lst in self._always.items() if a != sender]
+            out += [(a, self._listeners[a]) for a in sorted(self._rx_on.get(channel, ()))
+                    if a != sender and a not in self._always]
+            return out
         listener = self._listeners.get(frame.dst)
         return [(frame.dst, listener)] if listener is not None else []
 
@@ -108,7 +124,7 @@ class Medium:
             on_air[:] = [o for o in on_air if o.end >= horizon]
         on_air.append(tx)
         self.stats.frames += 1
-        for _, listener in self._receivers(frame, sender):
+        for _, listener in self._receivers(frame, sender, channel):
             if listener.listening(channel, sf, now):
                 listener.preamble(tx)
         self.kernel.call_at(tx.end, self._finish, tx, priority=END_OF_FRAME_PRIORITY)
@@ -127,7 +143,7 @@ class Medium:
     def _finish(self, tx: Transmission) -> None:
         overlapping = [o for o in self._on_air.get(tx.channel, ())
                        if o is not tx and o.start < tx.end and o.end > tx.start]
-        for address, listener in self._receivers(tx.frame, tx.sender):
+        for address, listener in self._receivers(tx.frame, tx.sender, tx.channel):
             if not listener.listening(tx.channel, tx.sf, tx.start):
                 self.stats.not_listening += 1
                 continue
@@ -177,6 +193,7 @@ class SimRadio:
         self.meter.transition(new, self.kernel.now(), power)
         if self.state is RadioState.RX and new is not RadioState.RX:
             self.rx_since = float("inf")
+            self.medium.rx_stopped(self.address, self.channel)
         self.state = new
 
     def wake(self) -> None:
@@ -195,6 +212,7 @@ class SimRadio:
         self._go(RadioEvent.START_RX)
         self.channel = channel
         self.rx_since = self.kernel.now()
+        self.medium.rx_started(self.address, channel)
 
     def receiving(self) -> bool:
         """A frame is being received (preamble locked, not yet ended)."""

@@ -56,7 +56,7 @@ class RadioNetwork:
             Platform(self.kernel, random.Random(s.seed * 1_000_003), gw_radio, ctx.phy,
                      DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle, rule="window")),
             ctx.mac, ctx.table, allocator=s.allocator)
-        self.medium.attach(GATEWAY, self.gateway)
+        self.medium.attach(GATEWAY, self.gateway, always=True)
         self.gateway.on_receive = self._gateway_rx
         self.devices: dict[int, DsmeDevice] = {}
         self.meters: dict[int, EnergyMeter] = {}
