@@ -36,11 +36,12 @@ def plot_run(result: RadioResult, table: GtsTable, path: str | Path, *,
         vals = [n.energy.energy_per_day_by_state_j().get(state, 0.0) for n in nodes]  # type: ignore[union-attr]
         ax_e.bar(xs, vals, bottom=bottom, label=state, color=cmap(idx % 10), width=0.8)
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
-    ax_e.set_xlabel("node")
+    ax_e.set_xlabel("node", labelpad=0)
     ax_e.set_ylabel("energy per day (J)")
     shown = f" (first {max_nodes} of {len(result.nodes)})" if len(result.nodes) > max_nodes else ""
     ax_e.set_title(f"Per-node energy per day by state{shown}")
-    ax_e.legend(ncol=4, fontsize=8)
+    ax_e.legend(ncol=len(states), fontsize=8, loc="upper center",
+                bbox_to_anchor=(0.5, -0.12), frameon=False)
 
     timing = table.timing
     msf = timing.multisuperframe_s
@@ -59,7 +60,7 @@ def plot_run(result: RadioResult, table: GtsTable, path: str | Path, *,
         color = "tab:blue" if gts.direction is Direction.UP else "tab:green"
         ax_t.add_patch(Rectangle((start, ch - 0.4), timing.slot_s, 0.8, facecolor=color,
                                  edgecolor="white", linewidth=0.6))
-        if len(table.cells) <= 120:
+        if len(table.cells) <= 60:
             ax_t.text(start + timing.slot_s / 2, ch, str(gts.device), ha="center",
                       va="center", fontsize=6, color="white")
     ax_t.set_xlim(0, msf)
