@@ -240,6 +240,9 @@ def run_bench(
                 if row["error"]:
                     console.print(f"[red]{cell.model}/{cell.method}/{label} failed:[/] "
                                   f"{row['error'].splitlines()[0]}")
+                elif not console.is_terminal:  # logs get one line per run instead of a bar
+                    console.print(f"{cell.model} {label} {cell.method}: "
+                                  f"{row['samples_per_s']:.2f} samples/s")
                 bar.advance(grid)
             if race:
                 chunks = config.tta_max_steps // config.tta_eval_every

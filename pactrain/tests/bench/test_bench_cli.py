@@ -1,0 +1,44 @@
+"""`pactrain bench` end to end: real workers (in namespaces when root), JSON, table, plot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pactrain import netns
+from pactrain.bench.report import validate
+
+
+@pytest.mark.slow
+def test_bench_runs_the_grid_and_writes_a_valid_document(tmp_path: Path) -> None:
+    out, png = tmp_path / "bench.json", tmp_path / "bench.png"
+    before = set(netns.list_namespaces()) if os.geteuid() == 0 else set()
+    done = subprocess.run(
+        [sys.executable, "-m", "pactrain.cli", "bench", "--models", "digits-cnn",
+         "--methods", "dense,topk", "--workers", "2", "--bandwidth", "50mbit",
+         "--steps", "4", "--warmup-steps", "1", "--json", str(out), "--plot", str(png)],
+        capture_output=True, text=True, timeout=400,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    document = json.loads(out.read_text())
+    validate(document)
+    rows = document["rows"]
+    assert [r["method"] for r in rows] == ["dense", "topk"]
+    assert all(r["error"] is None and r["samples_per_s"] > 0 for r in rows)
+    assert rows[1]["payload_bytes_per_step"] < rows[0]["payload_bytes_per_step"]
+    assert "speed" not in done.stderr and "topk" in done.stdout
+    assert png.exists()
+    if os.geteuid() == 0:
+        assert document["environment"]["throttled"] is True
+        assert rows[0]["bandwidth"] == "50mbit"
+        # Dense all-reduce between 2 ranks: each sends its whole gradient once, plus headers.
+        wire, payload = rows[0]["wire_bytes_per_step"], rows[0]["payload_bytes_per_step"]
+        assert payload <= wire < 1.3 * payload
+        assert set(netns.list_namespaces()) == before  # torn down
+    else:
+        assert "UNTHROTTLED" in done.stdout

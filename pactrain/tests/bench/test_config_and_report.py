@@ -1,0 +1,90 @@
+"""Grid order, derived columns, the JSON schema, the table and the plots of a bench run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pactrain import netns
+from pactrain.bench.config import BenchConfig
+from pactrain.bench.network import bench_network
+from pactrain.bench.report import (
+    REQUIRED_ROW_FIELDS,
+    add_derived,
+    markdown_table,
+    summarize,
+    validate,
+    write_json,
+)
+from pactrain.plots import plot_bench
+
+
+def test_grid_interleaves_methods_and_rotates_them_per_repeat() -> None:
+    config = BenchConfig(models=["m"], methods=["a", "b", "c"], bandwidths=["10mbit"],
+                         repeats=2)
+    order = [(c.method, c.repeat) for c in config.cells()]
+    assert order == [("a", 0), ("b", 0), ("c", 0), ("b", 1), ("c", 1), ("a", 1)]
+
+
+def test_config_refuses_what_cannot_be_measured() -> None:
+    with pytest.raises(ValueError, match="nothing to time"):
+        BenchConfig(steps=5, warmup_steps=5)
+    with pytest.raises(ValueError, match="at least 2"):
+        BenchConfig(workers=1)
+    assert BenchConfig(powersgd_rank=2).method_options("powersgd") == {"rank": 2}
+    assert BenchConfig(topk_density=0.01).method_options("dgc") == {"density": 0.01}
+    assert BenchConfig().method_options("topk") == {}
+
+
+def _row(method: str, speed: float, payload: float, accuracy: float | None = None) -> dict:
+    return {"model": "resnet18", "method": method, "bandwidth": "100mbit", "repeat": 0,
+            "workers": 4, "sparsity": 0.8, "batch_size": 8, "samples_per_s": speed,
+            "payload_bytes_per_step": payload, "dense_payload_bytes_per_step": 1000.0,
+            "wire_bytes_per_step": 1.5 * payload, "accuracy": accuracy, "perplexity": None,
+            "elapsed_s": 10.0, "error": None}
+
+
+def test_derived_columns_speedup_and_ratio_to_ideal() -> None:
+    rows = add_derived([_row("dense", 10.0, 1000.0), _row("pactrain", 50.0, 50.0, 0.9)])
+    assert rows[1]["speedup_vs_dense"] == pytest.approx(5.0)
+    assert rows[1]["ideal_bytes_per_step"] == pytest.approx(200.0)  # (1 - 0.8) x dense
+    assert rows[1]["ratio_to_ideal"] == pytest.approx(0.25)
+    assert rows[0]["ratio_to_ideal"] == pytest.approx(5.0)
+    (_dense, pactrain) = summarize(rows)
+    assert pactrain["samples_per_s"] == 50.0 and pactrain["runs"] == 1
+
+
+def test_json_schema_is_written_and_checked(tmp_path: Path) -> None:
+    rows = add_derived([_row("dense", 10.0, 1000.0)])
+    path = tmp_path / "bench.json"
+    write_json(path, rows, {"throttled": True})
+    document = json.loads(path.read_text())
+    validate(document)
+    assert set(REQUIRED_ROW_FIELDS) <= set(document["rows"][0])
+    del document["rows"][0]["wire_bytes_per_step"]
+    with pytest.raises(ValueError, match="wire_bytes_per_step"):
+        validate(document)
+    with pytest.raises(ValueError, match="rows"):
+        validate({"environment": {}})
+
+
+def test_markdown_table_and_plots(tmp_path: Path) -> None:
+    rows = add_derived([_row("dense", 10.0, 1000.0, 0.95), _row("pactrain", 50.0, 50.0, 0.94)])
+    table = markdown_table(rows)
+    assert "| resnet18 | 100mbit | pactrain | 50.00 | 5.00x |" in table
+    document = {"rows": rows, "environment": {"config": {"time_to_accuracy": 0.9}},
+                "curves": [{"method": "dense", "bandwidth": "100mbit",
+                            "points": [(1.0, 50, 0.5), (2.0, 100, 0.92)]}]}
+    out = plot_bench(document, tmp_path / "bench.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_without_root_the_bench_says_it_runs_unthrottled(monkeypatch) -> None:
+    monkeypatch.setattr(netns.os, "geteuid", lambda: 1000)
+    assert netns.can_build() == (False, "not root: network namespaces and tc need root")
+    with bench_network(4) as network:
+        assert not network.throttled and "not root" in network.reason
+        assert network.master_addr == "127.0.0.1" and network.prefix is None
+        assert network.label("100mbit") == "loopback"
