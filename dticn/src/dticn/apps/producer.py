@@ -1,0 +1,82 @@
+"""The LoRa node's application (behind the node's forwarder).
+
+It registers with the gateway (``/reg/<id>``, sent in the CAP by the LoRa face), then either
+answers Interests for ``/<id>/<i>`` on demand, or produces an item every few tens of seconds
+and pushes it: the Data goes to its forwarder unsolicited, and :class:`NodePushHooks` sends it
+out of the LoRa face in the next uplink GTS.
+"""
+
+from __future__ import annotations
+
+from dticn.apps.endpoint import Endpoint
+from dticn.apps.items import ItemLog
+from dticn.forwarder.face import Face
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
+from dticn.links.lora import REGISTRATION_PREFIX
+from dticn.packets import Data, Interest
+from dticn.packets.name import Name
+
+REGISTRATION_RETRY_S = 64.0
+
+
+class NodePushHooks(ForwarderHooks):
+    """Unsolicited Data from the node's own application is pushed to the gateway."""
+
+    def __init__(self) -> None:
+        self.app_face_id: int | None = None
+        self.uplink: Face | None = None
+        self.pushed = 0
+
+    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
+        if in_face.face_id != self.app_face_id or self.uplink is None:
+            return UnsolicitedDataVerdict.DROP
+        self.pushed += 1
+        fw.on_outgoing_data(self.uplink, data)
+        return UnsolicitedDataVerdict.CACHE
+
+
+class NodeApp:
+    """Registration, on-demand production and push. ``prefix`` is the node's ``/<id>``."""
+
+    def __init__(self, endpoint: Endpoint, prefix: Name, log: ItemLog, *,
+                 payload_bytes: int = 8, freshness_ms: int = 3_600_000) -> None:
+        self.endpoint = endpoint
+        self.kernel = endpoint.kernel
+        self.prefix = prefix
+        self.log = log
+        self.payload_bytes = payload_bytes
+        self.freshness_ms = freshness_ms
+        self.registered_at: float | None = None
+        self.answered = 0
+        endpoint.serve(prefix, self._on_interest)
+
+    def register(self) -> None:
+        """Send ``/reg/<id>``; retry after a while if no ACK came back."""
+        if self.registered_at is not None:
+            return
+        self.endpoint.express(Interest(REGISTRATION_PREFIX + self.prefix, lifetime_ms=64_000),
+                              self._registered, self._registration_failed)
+
+    def _registered(self, interest: Interest, data: Data) -> None:
+        self.registered_at = self.kernel.now()
+
+    def _registration_failed(self, interest: Interest, reason: str) -> None:
+        self.kernel.call_later(REGISTRATION_RETRY_S, self.register)
+
+    def content(self, name: Name) -> Data:
+        """The item ``name`` (a few bytes, as in the artifact)."""
+        body = (name[-1][-4:].rjust(4, b"\0") + bytes(self.payload_bytes))[: self.payload_bytes]
+        return Data(name, body, freshness_ms=self.freshness_ms)
+
+    def _on_interest(self, interest: Interest) -> None:
+        self.answered += 1
+        self.endpoint.put(self.content(interest.name))
+
+    def push(self, name: Name) -> None:
+        """Produce ``name`` now and push it (lost if the node is not registered yet)."""
+        self.log.started(name, self.kernel.now())
+        if self.registered_at is None:
+            self.log.finished(name, self.kernel.now(), "unregistered")
+            return
+        self.endpoint.put(self.content(name))

@@ -1,0 +1,1 @@
+"""The experiments: the artifact topology on one EventKernel, metrics, seeds, sweeps."""

@@ -1,0 +1,64 @@
+"""One experiment run as data (what ``dticn reproduce`` and ``dticn sweep`` vary)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+PATTERNS = ("uniform", "periodic", "poisson")
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """Artifact defaults: one node, 20 ms Internet links, one transaction every U(50, 70) s.
+
+    Args:
+        config: configuration name (see :func:`dticn.schemes.registry`).
+        seed: everything random (link loss, nonces, traffic, radio) derives from it.
+        duration_s: measurement window; transactions start only inside it.
+        warmup_s: time for the node to register before the window opens.
+        tail_s: time after the window so late transactions can finish.
+        delays_s: one-way delay of (consumer-forwarder, forwarder-gateway) links.
+        loss: Bernoulli loss per frame on both Internet links.
+        nodes: LoRa nodes behind the gateway (1 in the artifact).
+        interval_s: (low, high) of the gap between transactions per node; ``pattern``
+            ``uniform`` draws U(low, high), ``periodic`` uses the mean, ``poisson``
+            exponential gaps of the mean.
+        sf: LoRa spreading factor.
+        battery_mah: node battery (None: the energy config's 2600 mAh, two AA cells).
+        mo: DSME multisuperframe order (None: 5, or the smallest that holds every node's
+            GTS); BO follows MO.
+    """
+
+    config: str = "push-draft"
+    seed: int = 1
+    duration_s: float = 3600.0
+    warmup_s: float = 120.0
+    tail_s: float = 160.0
+    delays_s: tuple[float, float] = (0.020, 0.020)
+    loss: float = 0.0
+    nodes: int = 1
+    interval_s: tuple[float, float] = (50.0, 70.0)
+    pattern: str = "uniform"
+    sf: int = 7
+    battery_mah: float | None = None
+    mo: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.pattern not in PATTERNS:
+            raise ValueError(f"pattern={self.pattern!r}: use one of {PATTERNS}")
+        if self.interval_s[0] <= 0 or self.interval_s[1] < self.interval_s[0]:
+            raise ValueError(f"interval_s={self.interval_s}: give 0 < low <= high seconds")
+        if self.nodes < 1:
+            raise ValueError(f"nodes={self.nodes}: at least one LoRa node")
+
+    @property
+    def horizon_s(self) -> float:
+        """Total simulated time."""
+        return self.warmup_s + self.duration_s + self.tail_s
+
+    def with_(self, **changes: Any) -> Experiment:
+        return replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,134 @@
+"""What every gateway scheme shares: node registration, the node table, the gateway's own
+endpoint, and the DSME schedule it can read.
+
+A scheme is a :class:`~dticn.forwarder.hooks.ForwarderHooks` of the gateway's forwarder
+(the core's pipelines stay untouched). The steps every scheme runs first:
+
+1. ``/reg/<id>`` Interest from a LoRa face (sent by the node in the CAP): remember
+   ``/<id>`` -> that face, install the FIB route ``/<id>`` to it, answer with an ACK Data
+   (NDN signalling, see :mod:`dticn.gateway.signalling`).
+2. Anything else: the scheme's :meth:`GatewayScheme.on_request` (RICE answers here), then
+   the per-hop reflexive behaviour if the scheme has one (push-draft), else the strategy.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+from dticn.apps.endpoint import Endpoint
+from dticn.forwarder.face import Face
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
+from dticn.forwarder.pit import PitEntry
+from dticn.gateway.signalling import ack
+from dticn.links.lora import REGISTRATION_PREFIX
+from dticn.mac.gts import Direction
+from dticn.packets import Data, Interest
+from dticn.packets.name import Name, name_from_str
+from dticn.phy.airtime import time_on_air
+from dticn.sim.kernel import EventKernel
+
+
+@dataclass
+class GatewayContext:
+    """What a scheme may use: the clock, its forwarder, its own endpoint, the MAC schedule.
+
+    ``node_faces`` maps the gateway's LoRa face ids to node MAC addresses;
+    ``gateway_name`` is the one-component name this gateway puts into reflexive names.
+    """
+
+    kernel: EventKernel
+    forwarder: Forwarder
+    endpoint: Endpoint
+    coordinator: object
+    node_faces: dict[int, int]
+    rng: random.Random
+    gateway_name: Name = field(default_factory=lambda: name_from_str("/gw"))
+    lora_interest_lifetime_s: float = 64.0
+    reflexive_lifetime_s: float = 10.0
+    item_freshness_ms: int = 3_600_000
+    registered: dict[Name, int] = field(default_factory=dict)
+
+    def node_of(self, name: Name) -> tuple[Name, int] | None:
+        """(prefix, face id) of the registered node whose prefix covers ``name``."""
+        for length in range(len(name), 0, -1):
+            face_id = self.registered.get(name[:length])
+            if face_id is not None:
+                return name[:length], face_id
+        return None
+
+    # -- the DSME schedule (what the RICE-schedule hint reads) -------------------------
+    def next_slot(self, face_id: int, direction: Direction, after: float) -> float:
+        """Start of the node's next GTS in ``direction`` at or after ``after``."""
+        node = self.node_faces[face_id]
+        when = self.coordinator.next_slot_time(node, direction, after)  # type: ignore[attr-defined]
+        if when is None:
+            raise ValueError(f"node {node} has no {direction} GTS; allocate one in the scenario")
+        return when
+
+    def airtime(self, payload_bytes: int) -> float:
+        """LoRa time on air of a MAC data frame carrying ``payload_bytes``."""
+        coord = self.coordinator
+        cfg = coord.cfg  # type: ignore[attr-defined]
+        return time_on_air(coord.p.phy, payload_bytes + cfg.data_overhead)  # type: ignore[attr-defined]
+
+    def downlink_backlog(self, face_id: int) -> int:
+        """Frames already queued for the node's downlink GTS."""
+        queues = self.coordinator.downlink_queues  # type: ignore[attr-defined]
+        return len(queues.get(self.node_faces[face_id], ()))
+
+
+class GatewayScheme(ForwarderHooks):
+    """Base scheme: registration only; subclasses add their retrieval behaviour."""
+
+    name = "base"
+
+    def __init__(self, ctx: GatewayContext, hop: ForwarderHooks | None = None) -> None:
+        self.ctx = ctx
+        self.hop = hop
+        self.registrations = 0
+
+    def is_node_face(self, face: Face) -> bool:
+        """True for the gateway's LoRa faces."""
+        return face.face_id in self.ctx.node_faces
+
+    def on_interest_propagate(self, fw: Forwarder, in_face: Face, interest: Interest,
+                              entry: PitEntry) -> bool:
+        if interest.name[:1] == REGISTRATION_PREFIX and self.is_node_face(in_face):
+            self._register(fw, in_face, interest, entry)
+            return True
+        if self.on_request(fw, in_face, interest, entry):
+            return True
+        if self.hop is not None:
+            return self.hop.on_interest_propagate(fw, in_face, interest, entry)
+        return False
+
+    def _register(self, fw: Forwarder, in_face: Face, interest: Interest,
+                  entry: PitEntry) -> None:
+        prefix = interest.name[1:2]
+        if not prefix:
+            fw.counters.drop("registration_without_id")
+            fw.reject_pending_interest(entry)
+            return
+        self.ctx.registered[prefix] = in_face.face_id
+        fw.add_route(prefix, in_face.face_id)
+        self.registrations += 1
+        fw.answer_interest(entry, ack(interest.name))
+
+    def on_request(self, fw: Forwarder, in_face: Face, interest: Interest,
+                   entry: PitEntry) -> bool:
+        """Scheme hook for every non-registration Interest; True when handled."""
+        return False
+
+    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
+        return UnsolicitedDataVerdict.DROP
+
+    def on_reflexive_interest(self, fw: Forwarder, in_face: Face, interest: Interest) -> bool:
+        if self.hop is not None:
+            return self.hop.on_reflexive_interest(fw, in_face, interest)
+        return False
+
+    def temporary_state(self) -> dict[str, int]:
+        """Counts of scheme state that must expire (checked by the scenario tests)."""
+        return {}

@@ -1,0 +1,125 @@
+"""Reflexive forwarding with local push (both variants).
+
+Sequence for one item (node ``/xid``, gateway ``gw``):
+
+1. The node registered in the CAP (``/reg/xid``, ACK from the gateway).
+2. The node pushes Data ``/xid/<i>`` unsolicited in its uplink GTS: one LoRa frame, no
+   LoRa Interest.
+3. The gateway keeps the item, pinned in its CS, wrapped in a Data named
+   ``/RPT/gw/xid/<i>`` (artifact) or ``/rfx/<random>/xid/<i>`` (draft) whose Content is the
+   node's Data unchanged.
+4. The gateway sends ``/RNP/gw/xid/<i>`` toward the consumer (static route ``/RNP``); the
+   draft variant adds the random RNP in ApplicationParameters.
+5. Each hop keeps reverse state (:mod:`dticn.schemes.reflexive`), the consumer fetches the
+   wrapped item with a reflexive Interest, then answers the ``/RNP`` Interest with an ACK.
+6. The ACK reaches the gateway, which drops the pinned item. Unacknowledged items and all
+   reverse state expire after ``reflexive_lifetime_s``.
+"""
+
+from __future__ import annotations
+
+from dticn.clock import TimerHandle
+from dticn.forwarder.face import Face
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
+from dticn.gateway.scheme import GatewayContext, GatewayScheme
+from dticn.gateway.signalling import reflexive_parameters
+from dticn.packets import Data, Interest
+from dticn.packets.name import Name
+from dticn.schemes.base import SchemeConfig
+from dticn.schemes.reflexive import (
+    RFX_PREFIX,
+    RNP_PREFIX,
+    RPT_PREFIX,
+    FibReflexiveHop,
+    PitReflexiveHop,
+)
+
+
+class PushScheme(GatewayScheme):
+    """The artifact's push: fixed ``/RNP`` and ``/RPT`` prefixes, temporary FIB routes."""
+
+    name = "push"
+
+    def __init__(self, ctx: GatewayContext, hop: ForwarderHooks | None = None) -> None:
+        super().__init__(ctx, hop)
+        self.items: dict[Name, TimerHandle] = {}
+        self.pushed = 0
+        self.acked = 0
+
+    def reflexive_prefix(self) -> tuple[Name, bytes | None]:
+        """Where the wrapped item lives, and the first Interest's ApplicationParameters."""
+        return RPT_PREFIX + self.ctx.gateway_name, None
+
+    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
+        node = self.ctx.node_of(data.name)
+        if not self.is_node_face(in_face) or node is None or node[1] != in_face.face_id:
+            return UnsolicitedDataVerdict.DROP
+        self.pushed += 1
+        prefix, params = self.reflexive_prefix()
+        wrapped = Data(prefix + data.name, data.encode(),
+                       freshness_ms=round(self.ctx.reflexive_lifetime_s * 1000))
+        fw.inject_data(wrapped, pinned=True)
+        old = self.items.pop(wrapped.name, None)
+        if old is not None:
+            old.cancel()
+        self.items[wrapped.name] = self.ctx.kernel.call_later(
+            self.ctx.reflexive_lifetime_s, self._release, wrapped.name)
+        notify = Interest(RNP_PREFIX + self.ctx.gateway_name + data.name, app_parameters=params,
+                          lifetime_ms=round(self.ctx.reflexive_lifetime_s * 1000))
+        self.ctx.endpoint.express(
+            notify, lambda i, d, n=wrapped.name: self._acked(n),
+            lambda i, reason: None)
+        return UnsolicitedDataVerdict.CACHE
+
+    def _acked(self, wrapped_name: Name) -> None:
+        self.acked += 1
+        self._release(wrapped_name)
+
+    def _release(self, wrapped_name: Name) -> None:
+        timer = self.items.pop(wrapped_name, None)
+        if timer is not None:
+            timer.cancel()
+        self.ctx.forwarder.cs.erase(wrapped_name)
+
+    def temporary_state(self) -> dict[str, int]:
+        out = {"pinned_items": len(self.items)}
+        if self.hop is not None and hasattr(self.hop, "temporary_state"):
+            out.update(self.hop.temporary_state())  # type: ignore[attr-defined]
+        return out
+
+
+class DraftPushScheme(PushScheme):
+    """The draft's push: random RNP in the first Interest, reverse state in PIT entries."""
+
+    name = "push-draft"
+
+    def reflexive_prefix(self) -> tuple[Name, bytes | None]:
+        token = self.ctx.rng.getrandbits(64).to_bytes(8, "big")
+        rnp = (*RFX_PREFIX, b"\x08\x08" + token)
+        return rnp, reflexive_parameters(rnp)
+
+
+def _push(ctx: GatewayContext) -> GatewayScheme:
+    return PushScheme(ctx)
+
+
+def _push_draft(ctx: GatewayContext) -> GatewayScheme:
+    return DraftPushScheme(ctx, PitReflexiveHop())
+
+
+CONFIGS = (
+    SchemeConfig(
+        name="push", description="reflexive push, artifact (/RNP, /RPT, temporary FIB routes)",
+        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), consumer_mode="push",
+        node_mode="push", gateway_scheme=_push, hop_hooks=FibReflexiveHop,
+        transaction_deadline_s=120.0,
+    ),
+    SchemeConfig(
+        name="push-draft",
+        description="reflexive push, IRTF draft (random RNP in the PIT entry, no FIB change)",
+        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), consumer_mode="push",
+        node_mode="push", gateway_scheme=_push_draft, hop_hooks=PitReflexiveHop,
+        transaction_deadline_s=120.0,
+    ),
+)

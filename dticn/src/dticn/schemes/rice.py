@@ -1,0 +1,147 @@
+"""RICE-like delay-tolerant retrieval: the gateway answers at once and fetches itself.
+
+Algorithm (per consumer Interest reaching the gateway, after a CS miss):
+
+1. No registered node covers the name: answer Data ContentType NACK (3).
+2. Else, unless the gateway already has its own request for the name in flight, express
+   an Interest for it through the gateway's own endpoint (lifetime 64 s, so nothing waits
+   long in Internet PITs; the reply lands in the gateway's CS like any Data).
+3. Answer the consumer at once with a wait hint (ContentType WAIT, WaitTime TLV), the
+   expected arrival minus now; the consumer asks again (MustBeFresh) after it and is served
+   from the gateway's CS, or gets a shorter hint if the node is late.
+
+Hint modes: ``rice`` uses the artifact's static one multisuperframe (30.72 s, its "TODO:
+make dynamic"); ``rice-schedule`` reads the DSME schedule: the next downlink GTS of the
+node (after the frames already queued for it), the node's next uplink GTS after that
+frame and its ACK, plus the reply's airtime.
+"""
+
+from __future__ import annotations
+
+from dticn.forwarder.face import Face
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.pit import PitEntry
+from dticn.gateway.scheme import GatewayContext, GatewayScheme
+from dticn.gateway.signalling import nack, wait_hint
+from dticn.mac.gts import Direction
+from dticn.packets import Data, Interest
+from dticn.packets.name import Name
+from dticn.schemes.base import SchemeConfig
+
+HINT_GUARD_S = 0.1
+"""Added to every hint: the consumer's Interest needs a moment to reach the gateway."""
+REPLY_PAYLOAD_BYTES = 116
+"""The reply's size is unknown in advance; assume a full frame (upper bound on airtime)."""
+
+
+class RiceScheme(GatewayScheme):
+    """Static hint: one multisuperframe."""
+
+    name = "rice"
+
+    def __init__(self, ctx: GatewayContext) -> None:
+        super().__init__(ctx)
+        self.expected: dict[Name, float] = {}
+        self.lora_requests = 0
+        self.hints = 0
+        self.nacks = 0
+
+    def on_request(self, fw: Forwarder, in_face: Face, interest: Interest,
+                   entry: PitEntry) -> bool:
+        if in_face.face_id == self.ctx.endpoint.face_id or self.is_node_face(in_face):
+            return False                 # the gateway's own LoRa request, or node traffic
+        node = self.ctx.node_of(interest.name)
+        if node is None:
+            self.nacks += 1
+            fw.answer_interest(entry, nack(interest.name))
+            return True
+        now = self.ctx.kernel.now()
+        eta = self.expected.get(interest.name)
+        if eta is None:
+            eta = now + self.estimate(node[1], interest)
+            self.expected[interest.name] = eta
+            self._fetch(interest.name)
+        elif eta <= now:                 # late (MAC retry, busy slot): estimate again
+            eta = now + self.estimate_late(node[1])
+        self.hints += 1
+        fw.answer_interest(entry, wait_hint(interest.name, self.hint(eta, now)))
+        return True
+
+    def hint(self, eta: float, now: float) -> float:
+        """The wait hint for content expected at ``eta``: static, one multisuperframe."""
+        return self.ctx.coordinator.cfg.timing.multisuperframe_s  # type: ignore[attr-defined]
+
+    def estimate_late(self, face_id: int) -> float:
+        """Seconds until the content should arrive when it is already overdue."""
+        return self.estimate(face_id, None)
+
+    def _fetch(self, name: Name) -> None:
+        self.lora_requests += 1
+        lifetime_ms = round(self.ctx.lora_interest_lifetime_s * 1000)
+        self.ctx.endpoint.express(Interest(name, lifetime_ms=lifetime_ms), self._arrived,
+                                  self._failed)
+
+    def _arrived(self, interest: Interest, data: Data) -> None:
+        self.expected.pop(interest.name, None)     # the CS holds it from now on
+
+    def _failed(self, interest: Interest, reason: str) -> None:
+        self.expected.pop(interest.name, None)     # the next consumer Interest asks again
+
+    def estimate(self, face_id: int, interest: Interest | None) -> float:
+        """Seconds until the content should be at the gateway."""
+        return self.ctx.coordinator.cfg.timing.multisuperframe_s  # type: ignore[attr-defined]
+
+    def temporary_state(self) -> dict[str, int]:
+        return {"rice_expected": len(self.expected)}
+
+
+class ScheduleRiceScheme(RiceScheme):
+    """Hint from the DSME schedule: next downlink slot + uplink reply slot + airtime."""
+
+    name = "rice-schedule"
+
+    def hint(self, eta: float, now: float) -> float:
+        return max(eta - now, 0.0) + HINT_GUARD_S
+
+    def estimate_late(self, face_id: int) -> float:
+        ctx = self.ctx
+        now = ctx.kernel.now()
+        up = ctx.next_slot(face_id, Direction.UP, now)
+        return up + ctx.airtime(REPLY_PAYLOAD_BYTES) - now
+
+    def estimate(self, face_id: int, interest: Interest | None) -> float:
+        if interest is None:
+            return self.estimate_late(face_id)
+        ctx = self.ctx
+        cfg = ctx.coordinator.cfg  # type: ignore[attr-defined]
+        now = ctx.kernel.now()
+        msf = cfg.timing.multisuperframe_s
+        down = ctx.next_slot(face_id, Direction.DOWN, now + cfg.turnaround_s)
+        down += ctx.downlink_backlog(face_id) * msf
+        down_done = (down + cfg.turnaround_s + ctx.airtime(len(interest.encode()) + 10)
+                     + 2 * cfg.turnaround_s + ctx.coordinator.ack_s)  # type: ignore[attr-defined]
+        up = ctx.next_slot(face_id, Direction.UP, down_done + cfg.wakeup_s)
+        return up + ctx.airtime(REPLY_PAYLOAD_BYTES) - now
+
+
+def _static(ctx: GatewayContext) -> GatewayScheme:
+    return RiceScheme(ctx)
+
+
+def _schedule(ctx: GatewayContext) -> GatewayScheme:
+    return ScheduleRiceScheme(ctx)
+
+
+CONFIGS = (
+    SchemeConfig(
+        name="rice", description="RICE-like retrieval, static hint (one multisuperframe)",
+        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), consumer_mode="rice",
+        node_mode="on-demand", gateway_scheme=_static, transaction_deadline_s=150.0,
+    ),
+    SchemeConfig(
+        name="rice-schedule",
+        description="RICE-like retrieval, hint from the DSME schedule (next slots + airtime)",
+        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), consumer_mode="rice",
+        node_mode="on-demand", gateway_scheme=_schedule, transaction_deadline_s=150.0,
+    ),
+)
