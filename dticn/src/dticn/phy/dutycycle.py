@@ -65,7 +65,12 @@ class DutyCycleTracker:
     def record(self, channel: int, start: float, toa_s: float) -> None:
         """Book a transmission; counts a violation when it starts inside an off-period."""
         band = self.plan.subband(channel)
-        if self.earliest(channel, start) > start + 1e-12:
+        if self.rule == "off-time":
+            late = start + 1e-12 < self._free_at[band.name]
+        else:
+            self._expire(band.name, start)
+            late = self._window_sum[band.name] >= band.duty_cycle * self.WINDOW_S
+        if late:
             self.violations += 1
         self.airtime_s[band.name] += toa_s
         if self.rule == "window":
