@@ -1,0 +1,45 @@
+"""The comparison table as text rows (shared by ``reproduce``, ``sweep`` and the docs)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+COLUMNS = (
+    ("config", "config", None),
+    ("success_ratio", "success", 3),
+    ("latency_p50_s", "p50 s", 1),
+    ("latency_p95_s", "p95 s", 1),
+    ("internet_packets_per_item", "Inet pkt/item", 1),
+    ("lora_frames_per_item", "LoRa frm/item", 2),
+    ("lora_airtime_s_per_item", "airtime s/item", 3),
+    ("node_energy_j_per_day", "J/day", 1),
+    ("lifetime_days", "life d", 0),
+)
+
+
+def fmt(row: dict[str, Any], key: str, digits: int | None) -> str:
+    """``mean ± ci`` with ``digits`` decimals ("-" for NaN)."""
+    value = row.get(key)
+    if digits is None:
+        return str(value)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    ci = row.get(f"{key}_ci95")
+    text = f"{value:.{digits}f}"
+    if ci is not None and not math.isnan(ci) and ci > 0:
+        text += f" ± {ci:.{digits}f}"
+    return text
+
+
+def text_rows(rows: list[dict[str, Any]]) -> list[list[str]]:
+    """One list of cell strings per row, in :data:`COLUMNS` order."""
+    return [[fmt(r, key, digits) for key, _, digits in COLUMNS] for r in rows]
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """A GitHub-flavoured Markdown table."""
+    head = "| " + " | ".join(title for _, title, _ in COLUMNS) + " |"
+    sep = "|" + "|".join("---" for _ in COLUMNS) + "|"
+    body = ["| " + " | ".join(cells) + " |" for cells in text_rows(rows)]
+    return "\n".join([head, sep, *body])
