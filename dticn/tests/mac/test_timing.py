@@ -35,12 +35,16 @@ def test_cap_backoff_pauses_outside_the_cap() -> None:
     assert t.cap_advance(4.30, 2) == pytest.approx(7.68 + 0.48 + 0.02)
 
 
-@given(offset=st.floats(0, 30), period=st.floats(0.5, 40), start=st.floats(0, 500),
-       length=st.floats(0, 500))
-def test_count_periodic_matches_enumeration(offset: float, period: float, start: float,
-                                            length: float) -> None:
+@given(offset_ms=st.integers(0, 30_000), period_ms=st.integers(500, 40_000),
+       start_ms=st.integers(0, 500_000), length_ms=st.integers(0, 500_000))
+def test_count_periodic_matches_enumeration(offset_ms: int, period_ms: int, start_ms: int,
+                                            length_ms: int) -> None:
+    # Whole milliseconds keep the edges exact; the brute force counts in integers.
+    end_ms = start_ms + length_ms
+    brute = sum(1 for k in range(0, 2000) if start_ms <= offset_ms + k * period_ms < end_ms)
     t = DsmeTiming()
-    end = start + length
-    brute = sum(1 for k in range(2000) if start <= offset + k * period < end)
-    assert abs(t.count_periodic(offset, period, start, end) - brute) <= 0 or any(
-        abs(offset + k * period - edge) < 1e-6 for k in range(2000) for edge in (start, end))
+    assert t.count_periodic(offset_ms / 1e3, period_ms / 1e3, start_ms / 1e3,
+                            end_ms / 1e3) == brute
+    first = t.next_periodic(offset_ms / 1e3, period_ms / 1e3, start_ms / 1e3)
+    assert first >= start_ms / 1e3 - 1e-9
+    assert first == offset_ms / 1e3 or first - period_ms / 1e3 < start_ms / 1e3

@@ -318,7 +318,10 @@ class DsmeDevice:
                 or not self.uplink):
             return
         now = self.p.clock.now()
-        when = self.next_slot_time(Direction.UP, now + self.cfg.wakeup_s)
+        after = now + self.cfg.wakeup_s
+        # Do not wake for a slot the duty-cycle off-time forbids anyway.
+        after = max(after, self.p.duty.earliest(self.uplink[0].channel, after))
+        when = self.next_slot_time(Direction.UP, after)
         assert when is not None
         cell = self._cell_at(self.uplink, when)
         self._gts_wake_handle = self.p.clock.call_later(when - self.cfg.wakeup_s - now,

@@ -20,7 +20,7 @@ from dticn.energy.model import EnergyMeter
 from dticn.mac.coordinator import CoordinatorRadio, DsmeCoordinator
 from dticn.mac.device import DsmeDevice
 from dticn.mac.frames import RxMeta
-from dticn.mac.platform import MacEvent, MacRequest, Platform
+from dticn.mac.platform import MacEvent, Platform
 from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.medium import Medium, SimRadio, Transmission
 from dticn.radio.context import RadioContext, build_context
@@ -86,12 +86,9 @@ class RadioNetwork:
         payload = k.to_bytes(4, "big") + bytes(max(self.s.payload_bytes - 4, 0))
         self.stats[node].generated += 1
         self.devices[node].send(GATEWAY, payload[: max(self.s.payload_bytes, 4)],
-                                slot=self.s.slot, on_result=self._result)
+                                slot=self.s.slot)
         if k + 1 < len(times):
             self.kernel.call_at(float(times[k + 1]), self._generate, node, k + 1)
-
-    def _result(self, req: MacRequest) -> None:
-        pass
 
     def _gateway_rx(self, src: int, payload: bytes, meta: RxMeta) -> None:
         if src not in self.stats or len(payload) < 4:
