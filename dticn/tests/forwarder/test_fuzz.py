@@ -155,3 +155,4 @@ def test_stream_framer_survives_any_byte_stream(chunks: list[bytes], split: int)
     for i in range(0, len(stream), split):
         proto.data_received(stream[i : i + split])
     assert proto.face is not None and not proto.face.closed
+    assert fw.counters.drops["internal_error"] == 0

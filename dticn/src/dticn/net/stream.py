@@ -124,13 +124,24 @@ class StreamProtocol(asyncio.Protocol):
             frame = bytes(buf[pos:end])
             pos = end
             if face is not None:
-                face.deliver(frame)
+                _deliver_guarded(face, frame, fw)
         if pos:
             del buf[:pos]
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.face is not None:
             self.face.close()
+
+
+def _deliver_guarded(face: Face, frame: bytes, fw: Forwarder) -> None:
+    """Deliver one frame; a bug in a pipeline, hook or strategy costs that packet
+    (logged with its traceback, counted as ``internal_error``), not the connection."""
+    try:
+        face.deliver(frame)
+    except Exception:
+        fw.counters.drop("internal_error")
+        log.exception("face %s: internal error while processing a %d-byte frame", face,
+                      len(frame))
 
 
 def _read_header(buf: bytearray, pos: int) -> tuple[int, int] | None:
@@ -205,4 +216,4 @@ class UdpProtocol(asyncio.DatagramProtocol):
         if len(data) > MAX_FRAME:
             self._forwarder.counters.drop("oversized_frame")
             return
-        face.deliver(data)
+        _deliver_guarded(face, data, self._forwarder)
