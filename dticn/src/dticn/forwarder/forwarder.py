@@ -379,7 +379,9 @@ class Forwarder:
             entry.retx_policy = face_policy
             self._arm_expiry(entry)
         if out_face.wants_incoming_face_id:
-            out_face.send(_Lp(fragment=interest.wire, incoming_face_id=_first_in(entry)).encode())
+            out_face.send(
+                _Lp(fragment=interest.wire, incoming_face_id=_in_face_of(entry, interest)).encode()
+            )
         else:
             out_face.send(interest.wire)
         if (
@@ -532,5 +534,9 @@ class Forwarder:
         face.send(encode_nack(interest_wire, reason))
 
 
-def _first_in(entry: PitEntry) -> int:
+def _in_face_of(entry: PitEntry, interest: Interest) -> int:
+    """The downstream that sent ``interest`` (for the IncomingFaceId header)."""
+    for face_id, rec in entry.in_records.items():
+        if rec.interest is interest:
+            return face_id
     return next(iter(entry.in_records), 0)
