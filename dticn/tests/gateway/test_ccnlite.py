@@ -1,0 +1,48 @@
+"""The forwarder every host runs accepts CCN-lite retransmissions (same nonce, same face)."""
+
+from __future__ import annotations
+
+from dticn.forwarder.face import RecordingFace
+from dticn.forwarder.forwarder import Forwarder
+from dticn.gateway.ccnlite import CcnLiteForwarder
+from dticn.packets import Interest, LpPacket, decode_packet, name_from_str
+from dticn.sim.kernel import EventKernel
+
+
+def _retransmit(cls: type[Forwarder]) -> tuple[int, list[object]]:
+    kernel = EventKernel()
+    fw = cls(kernel)
+    down, up = RecordingFace(), RecordingFace()
+    fw.add_face(down)
+    fw.add_face(up)
+    fw.add_route(name_from_str("/a"), up.face_id)
+    wire = Interest(name_from_str("/a/1"), nonce=7, lifetime_ms=4000).encode()
+    down.deliver(wire)
+    kernel.run(until=1.0)
+    down.deliver(wire)                       # CCN-lite INR: the same wire again
+    return len(up.sent), [decode_packet(w) for w in down.sent]
+
+
+def test_same_face_same_nonce_is_a_retransmission_not_a_loop() -> None:
+    forwarded, back = _retransmit(CcnLiteForwarder)
+    assert forwarded == 2 and back == []
+
+
+def test_core_forwarder_alone_would_nack_it_duplicate() -> None:
+    forwarded, back = _retransmit(Forwarder)
+    if forwarded == 2:                        # the core adopted NFD's rule: nothing to add
+        return
+    assert forwarded == 1 and isinstance(back[0], LpPacket) and back[0].nack_reason == 100
+
+
+def test_a_loop_from_another_face_is_still_a_loop() -> None:
+    kernel = EventKernel()
+    fw = CcnLiteForwarder(kernel)
+    a, b, up = RecordingFace(), RecordingFace(), RecordingFace()
+    for f in (a, b, up):
+        fw.add_face(f)
+    fw.add_route(name_from_str("/a"), up.face_id)
+    wire = Interest(name_from_str("/a/1"), nonce=7).encode()
+    a.deliver(wire)
+    b.deliver(wire)
+    assert len(up.sent) == 1 and fw.counters.drops["loop"] == 1
