@@ -87,3 +87,15 @@ def test_year_of_one_hundred_nodes_is_fast() -> None:
     assert summary["generated"] == 100 * 52560
     assert summary["delivery_ratio"] > 0.9999
     assert result.wall_s < 30.0
+
+
+def test_result_can_be_taken_mid_run_and_twice() -> None:
+    net = RadioNetwork(SHORT)
+    net.start()
+    net.kernel.run(until=1800.0)
+    first = net.result()
+    again = net.result()
+    assert _charge(first) == pytest.approx(_charge(again))
+    assert first.nodes[0].energy.horizon_s == 1800.0
+    net.kernel.run(until=3600.0)
+    assert net.result().nodes[0].energy.charge_total_mas > first.nodes[0].energy.charge_total_mas

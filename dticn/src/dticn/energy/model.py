@@ -150,6 +150,12 @@ class EnergyMeter:
             self.time_s[self.state.value] += elapsed
         self.since = now
 
+    def copy(self) -> EnergyMeter:
+        """An independent meter with the same books (to add closed-form time to a snapshot)."""
+        return EnergyMeter(self.state, self.since, self.tx_power_dbm,
+                           defaultdict(float, self.time_s), defaultdict(float, self.tx_time_s),
+                           self.wakeups)
+
     def add(self, state: RadioState, seconds: float, *, count_wakeups: int = 0,
             tx_power_dbm: float | None = None) -> None:
         """Book ``seconds`` in ``state`` without a live transition (closed form)."""

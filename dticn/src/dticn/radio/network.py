@@ -142,12 +142,16 @@ class RadioNetwork:
         return self.result(time.perf_counter() - wall)
 
     def result(self, wall_s: float = 0.0) -> RadioResult:
+        """Per-node results over the time simulated so far (callable more than once)."""
         s, ctx = self.s, self.ctx
-        horizon = s.duration_s
+        horizon = self.kernel.now()
+        if horizon <= 0:
+            raise ValueError("nothing simulated yet: run the kernel before asking for results")
         nodes = []
         for i, dev in self.devices.items():
             st = self.stats[i]
-            meter = self.meters[i]
+            self.meters[i].transition(self.meters[i].state, horizon)   # close the interval
+            meter = self.meters[i].copy()    # closed-form upkeep goes on a copy
             if s.upkeep == "closed" and dev.tracking_since is not None:
                 p_beacon = reception_probability(ctx.margin_db(i), s.fading_sigma_db)
                 counts = book_upkeep(meter, ctx.mac, start=dev.tracking_since, end=horizon,
@@ -158,7 +162,7 @@ class RadioNetwork:
             else:
                 st.lost_beacons = dev.lost_beacons
                 st.sync_losses = dev.sync_losses
-            st.energy = meter.report(ctx.energy, horizon, now=self.kernel.now())
+            st.energy = meter.report(ctx.energy, horizon)
             st.airtime_s = sum(dev.p.duty.airtime_s.values())
             st.duty_by_subband = dev.p.duty.duty_cycle(horizon)
             st.latencies_s = np.asarray(self._latencies[i])
