@@ -142,3 +142,24 @@ def test_cli_ping_and_get_tools(forwarder: dict[str, str]) -> None:
         assert got.returncode == 2 and "NACK reason=150" in got.stdout
     finally:
         _stop(server)
+
+
+@pytest.mark.slow
+def test_two_forwarder_processes_in_a_chain(forwarder: dict[str, str], tmp_path: Path) -> None:
+    """consumer -> fw1 --(tcp, static route /demo)--> fw2 -> producer."""
+    sock1 = tmp_path / "fw1.sock"
+    fw1 = subprocess.Popen(
+        [sys.executable, "-m", "dticn.cli", "forwarder", "--listen", f"unix://{sock1}",
+         "--route", f"/demo={forwarder['tcp']}"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    producer = _app("producer", "/demo", forwarder["unix"])
+    try:
+        _read_until(fw1, "READY", 20)
+        _read_until(producer, "READY", 20)
+        time.sleep(0.3)
+        results = _consume([("/demo/chain", False), ("/nope", False)], f"unix://{sock1}")
+    finally:
+        _stop(producer)
+        _stop(fw1)
+    assert results == [{"data": "/demo/chain", "content": "hello /demo/chain"}, {"nack": 150}]

@@ -20,6 +20,11 @@ def forwarder(
         "", help="CCN-lite per-entry policy LIFETIME_S/RETX_MS/COUNT, e.g. 4/1000/4 (INR)."
     ),
     time_scale: float = typer.Option(1.0, help="Clock speed-up factor (emulation)."),
+    route: list[str] = typer.Option(
+        [], "--route", "-r",
+        help="Static route PREFIX=URI: dial another forwarder (tcp://, unix://) and route "
+        "PREFIX to it (repeatable).",
+    ),
 ) -> None:
     """Run an NDN forwarder that unmodified NDN apps (python-ndn, NFD tools) can use."""
     import asyncio
@@ -42,7 +47,15 @@ def forwarder(
             config.default_retx = RetxPolicy.from_triple(float(life), float(ms), int(count))
         except ValueError as exc:
             raise typer.BadParameter(f"--retx {retx!r}: expected LIFETIME_S/RETX_MS/COUNT") from exc
-    asyncio.run(serve(listen, config, time_scale=time_scale, ready=print_ready))
+    routes = []
+    for r in route:
+        prefix, sep, target = r.partition("=")
+        if not sep or not prefix.startswith("/"):
+            raise typer.BadParameter(f"--route {r!r}: expected PREFIX=URI, e.g. /xid=tcp://h:6363")
+        routes.append((prefix, target))
+    asyncio.run(
+        serve(listen, config, time_scale=time_scale, ready=print_ready, routes=routes)
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.clock import AsyncioClock
-from dticn.net.listen import ListenUri, open_listener
+from dticn.net.listen import ListenUri, open_connection, open_listener
+from dticn.packets import name_from_str
 
 log = logging.getLogger(__name__)
 
@@ -25,10 +26,14 @@ async def serve(
     time_scale: float = 1.0,
     ready: Callable[[list[str]], None] | None = None,
     stop: asyncio.Event | None = None,
+    routes: Sequence[tuple[str, str]] = (),
 ) -> Forwarder:
     """Start a forwarder on ``listen`` URIs and run until ``stop`` is set (or SIGTERM).
 
-    ``ready`` receives the bound URIs (real ports) once every listener is open.
+    ``routes`` are static ``(prefix, uri)`` pairs: the forwarder dials ``uri`` (another
+    forwarder) and routes ``prefix`` there, which is how multi-hop topologies (consumer,
+    forwarder, gateway) are built from processes. ``ready`` receives the bound URIs
+    (real ports) once every listener is open and every route is connected.
     """
     if not listen:
         raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
@@ -48,6 +53,10 @@ async def serve(
         bound.append(where)
         closers.append(close)
         log.info("listening on %s", where)
+    for prefix, target in routes:
+        face = await open_connection(fw, ListenUri.parse(target))
+        fw.add_route(name_from_str(prefix), face.face_id)
+        log.info("route %s -> face %d %s", prefix, face.face_id, target)
     if ready is not None:
         ready(bound)
     try:

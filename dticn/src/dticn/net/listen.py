@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
+from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.net.stream import StreamProtocol, UdpProtocol
 
@@ -63,3 +64,20 @@ async def open_listener(
     )
     sock = transport.get_extra_info("sockname")
     return f"udp://{uri.host}:{sock[1]}", transport.close
+
+
+async def open_connection(forwarder: Forwarder, uri: ListenUri) -> Face:
+    """Dial a remote forwarder (tcp or unix) and return the new face (already added)."""
+    loop = asyncio.get_running_loop()
+    if uri.scheme == "unix":
+        _, proto = await loop.create_unix_connection(
+            lambda: StreamProtocol(forwarder, "unix"), uri.path
+        )
+    elif uri.scheme == "tcp":
+        _, proto = await loop.create_connection(
+            lambda: StreamProtocol(forwarder, "tcp"), uri.host, uri.port
+        )
+    else:
+        raise ValueError(f"cannot dial {uri.scheme}:// (only tcp:// and unix://)")
+    assert proto.face is not None
+    return proto.face
