@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -167,7 +168,7 @@ class RadioNetwork:
             st.duty_by_subband = dev.p.duty.duty_cycle(horizon)
             st.latencies_s = np.asarray(self._latencies[i])
             st.pending = len(dev.gts_queue) + len(dev.cap.queue) + int(dev.cap.busy)
-            nodes.append(st)
+            nodes.append(replace(st))   # a snapshot: later runs do not change it
         gw = self.gateway
         duty = gw.p.duty.duty_cycle(horizon)
         limits = {b.name: b.duty_cycle for b in ctx.plan.subbands}
