@@ -71,11 +71,11 @@ async def open_connection(forwarder: Forwarder, uri: ListenUri) -> Face:
     loop = asyncio.get_running_loop()
     if uri.scheme == "unix":
         _, proto = await loop.create_unix_connection(
-            lambda: StreamProtocol(forwarder, "unix"), uri.path
+            lambda: StreamProtocol(forwarder, "unix", dialed=True), uri.path
         )
     elif uri.scheme == "tcp":
         _, proto = await loop.create_connection(
-            lambda: StreamProtocol(forwarder, "tcp"), uri.host, uri.port
+            lambda: StreamProtocol(forwarder, "tcp", dialed=True), uri.host, uri.port
         )
     else:
         raise ValueError(f"cannot dial {uri.scheme}:// (only tcp:// and unix://)")

@@ -75,9 +75,10 @@ class _FramerState:
 class StreamProtocol(asyncio.Protocol):
     """Frames a byte stream into TLVs and hands them to its face."""
 
-    def __init__(self, forwarder: Forwarder, scheme: str) -> None:
+    def __init__(self, forwarder: Forwarder, scheme: str, *, dialed: bool = False) -> None:
         self._forwarder = forwarder
         self._scheme = scheme
+        self._dialed = dialed
         self._buf = bytearray()
         self._state = _FramerState()
         self.face: StreamFace | None = None
@@ -93,6 +94,9 @@ class StreamProtocol(asyncio.Protocol):
             uri = f"tcp://{_fmt_host(host)}:{port}"
             local_uri = f"tcp://{_fmt_host(sock[0])}:{sock[1]}"
             scope = FaceScope.LOCAL if _is_loopback(host) else FaceScope.NON_LOCAL
+        if self._dialed:
+            # a link to another forwarder, even on this host: /localhost stays inside
+            scope = FaceScope.NON_LOCAL
         self.face = StreamFace(transport, uri, local_uri, scope, self._forwarder)
         self._forwarder.add_face(self.face)
 
