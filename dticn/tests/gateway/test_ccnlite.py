@@ -46,3 +46,22 @@ def test_a_loop_from_another_face_is_still_a_loop() -> None:
     a.deliver(wire)
     b.deliver(wire)
     assert len(up.sent) == 1 and fw.counters.drops["loop"] == 1
+
+
+def test_retransmission_after_the_data_is_answered_from_the_cs_not_nacked() -> None:
+    from dticn.packets import Data
+
+    kernel = EventKernel()
+    fw = CcnLiteForwarder(kernel)
+    down, up = RecordingFace(), RecordingFace()
+    fw.add_face(down)
+    fw.add_face(up)
+    fw.add_route(name_from_str("/a"), up.face_id)
+    wire = Interest(name_from_str("/a/1"), nonce=7, lifetime_ms=4000).encode()
+    down.deliver(wire)
+    up.deliver(Data(name_from_str("/a/1"), b"x", freshness_ms=10_000).encode())
+    down.take()
+    kernel.run(until=1.0)
+    down.deliver(wire)                       # same nonce, 1 s later: NFD answers from the CS
+    [answer] = [decode_packet(w) for w in down.take()]
+    assert isinstance(answer, Data) and fw.counters.cs_hits == 1

@@ -6,8 +6,14 @@ Interest's wire, nonce included. The next hop therefore sees the same nonce agai
 same face. NFD (``Forwarder::onIncomingInterest``) treats a duplicate nonce from the *same*
 point-to-point face as a retransmission, even when the entry already went upstream with
 that nonce; the core's ``_is_loop`` reports a loop in that case and Nacks Duplicate, which
-would end every transaction at its first retransmission. This subclass applies NFD's rule;
-everything else is the unchanged core (reported upstream as a suggested fix).
+would end every transaction at its first retransmission. This subclass applies NFD's rule.
+
+Second NFD rule: a PIT entry that was *satisfied* puts its nonces into the dead nonce list
+only when its Interest had MustBeFresh (``Forwarder::insertDeadNonceList``). The core inserts
+them for every finished entry, so a consumer retransmission arriving just after the Data
+(same nonce) was Nacked Duplicate instead of being answered from the Content Store.
+
+Everything else is the unchanged core (both rules are reported upstream as suggested fixes).
 """
 
 from __future__ import annotations
@@ -28,3 +34,9 @@ class CcnLiteForwarder(Forwarder):
                 and in_face.link_type is LinkType.POINT_TO_POINT):
             return False          # DUPLICATE_NONCE_IN_SAME on a p2p face: a retransmission
         return super()._is_loop(in_face, interest, entry)
+
+    def _finish(self, entry: PitEntry) -> None:
+        if entry.satisfied and not entry.key[2]:
+            self.pit.erase(entry)            # satisfied, not MustBeFresh: no DNL insert
+            return
+        super()._finish(entry)
