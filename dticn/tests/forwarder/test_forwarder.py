@@ -319,3 +319,18 @@ def test_retransmission_with_fresh_nonce_for_multi_access_links() -> None:
     assert len(nonces) == 3 and len(set(nonces)) == 3 and nonces[0] == 1
     p.deliver(node.data("/lora/1"))  # Data still satisfies the consumer
     assert len(c.take()) == 1
+
+
+def test_best_route_tries_next_hop_after_nack(node: Node) -> None:
+    from dticn.packets import encode_nack
+
+    c, p1, p2 = node.face(), node.face(), node.face()
+    node.fw.add_route(N("/a"), p1.face_id, cost=1)
+    node.fw.add_route(N("/a"), p2.face_id, cost=5)
+    c.deliver(node.interest("/a/1", 3))
+    [first] = p1.take()
+    p1.deliver(encode_nack(first, NackReason.NO_ROUTE))
+    assert c.sent == [] and len(p2.take()) == 1
+    p2.deliver(node.data("/a/1"))
+    [got] = node.decoded(c)
+    assert isinstance(got, Data)

@@ -106,6 +106,22 @@ class BestRouteStrategy(Strategy):
         unused = [f for f in hops if f.face_id not in entry.out_records]
         fw.send_interest(entry, unused[0] if unused else hops[0], interest)
 
+    def after_receive_nack(self, in_face: Face, reason: int, entry: PitEntry) -> None:
+        """Try the next untried next hop (as NFD's best-route does); Nack downstream
+        only when every next hop has Nacked."""
+        fw = self.forwarder
+        if entry.in_records:
+            downstream = fw.faces.get(next(iter(entry.in_records)))
+            if downstream is not None:
+                untried = [
+                    f for f in self.eligible_nexthops(downstream, entry)
+                    if f.face_id not in entry.out_records and f.face_id not in entry.in_records
+                ]
+                if untried:
+                    fw.send_interest(entry, untried[0], entry.interest)
+                    return
+        super().after_receive_nack(in_face, reason, entry)
+
 
 class MulticastStrategy(Strategy):
     """Send to every eligible next hop."""
