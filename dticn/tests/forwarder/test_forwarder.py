@@ -334,3 +334,22 @@ def test_best_route_tries_next_hop_after_nack(node: Node) -> None:
     p2.deliver(node.data("/a/1"))
     [got] = node.decoded(c)
     assert isinstance(got, Data)
+
+
+def test_implicit_digest_interest_matches_pit_and_cs(node: Node) -> None:
+    from dticn.packets.ndn import full_name
+
+    c, p = node.face(), node.face()
+    node.fw.add_route(N("/d"), p.face_id)
+    data = Data(N("/d/1"), b"exact bytes")
+    exact = full_name(data)
+    c.deliver(Interest(exact, nonce=1).encode())
+    assert len(p.take()) == 1
+    p.deliver(data.encode())
+    [got] = node.decoded(c)
+    assert isinstance(got, Data) and got.content == b"exact bytes"
+    c.deliver(Interest(exact, nonce=2).encode())  # from the CS now
+    assert len(c.take()) == 1 and p.sent == []
+    wrong = (*N("/d/1"), b"\x01\x20" + bytes(32))
+    c.deliver(Interest(wrong, nonce=3).encode())
+    assert c.sent == [] and len(p.take()) == 1  # cache miss, forwarded

@@ -180,3 +180,16 @@ def test_data_matches() -> None:
     assert not data_matches(Interest(name_from_str("/a/b")), d)
     assert data_matches(Interest(name_from_str("/a/b"), can_be_prefix=True), d)
     assert not data_matches(Interest(name_from_str("/a/x"), can_be_prefix=True), d)
+
+
+def test_implicit_digest_matches_python_ndn_full_name() -> None:
+    import hashlib
+
+    from dticn.packets.ndn import full_name
+
+    d = Data(name_from_str("/a/b"), b"c")
+    comp = full_name(d)[-1]
+    assert comp == b"\x01\x20" + hashlib.sha256(d.encode()).digest()
+    assert name_to_str(full_name(d)).startswith("/a/b/sha256digest=")
+    assert data_matches(Interest(full_name(d)), d)
+    assert data_matches(Interest(full_name(d)[:2], can_be_prefix=True), d)

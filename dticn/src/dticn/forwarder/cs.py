@@ -12,8 +12,8 @@ import bisect
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from dticn.packets.name import Name
-from dticn.packets.ndn import Data, Interest
+from dticn.packets.name import TYPE_IMPLICIT_SHA256, Name
+from dticn.packets.ndn import Data, Interest, implicit_digest
 
 
 @dataclass(slots=True)
@@ -81,6 +81,13 @@ class ContentStore:
 
     def _match(self, interest: Interest, now: float) -> CsEntry | None:
         name = interest.name
+        if name and name[-1][0] == TYPE_IMPLICIT_SHA256:
+            entry = self._lru.get(name[:-1]) or self._pinned.get(name[:-1])
+            if entry is None or implicit_digest(entry.data) != name[-1]:
+                return None
+            if interest.must_be_fresh and entry.stale_at <= now:
+                return None
+            return entry
         if not interest.can_be_prefix:
             entry = self._lru.get(name) or self._pinned.get(name)
             if entry is None or (interest.must_be_fresh and entry.stale_at <= now):

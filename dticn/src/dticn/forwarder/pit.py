@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from dticn.clock import TimerHandle
 from dticn.forwarder.retx import RetxPolicy
-from dticn.packets.name import Name
-from dticn.packets.ndn import Data, Interest
+from dticn.packets.name import TYPE_IMPLICIT_SHA256, Name
+from dticn.packets.ndn import Data, Interest, full_name
 
 PitKey = tuple[Name, bool, bool]
 
@@ -83,6 +83,7 @@ class Pit:
         self.capacity = capacity
         self._entries: dict[PitKey, PitEntry] = {}
         self._by_name: dict[Name, list[PitEntry]] = {}
+        self._digest_entries = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -105,10 +106,13 @@ class Pit:
         entry = PitEntry(key, interest, now)
         self._entries[key] = entry
         self._by_name.setdefault(interest.name, []).append(entry)
+        if _ends_with_digest(interest.name):
+            self._digest_entries += 1
         return entry, True
 
     def find_all_data_matches(self, data: Data) -> list[PitEntry]:
-        """Entries a Data satisfies: exact name, or a prefix with CanBePrefix."""
+        """Entries a Data satisfies: exact name, a prefix with CanBePrefix, or the full
+        name with implicit digest (computed only while such entries exist)."""
         out: list[PitEntry] = []
         name = data.name
         by_name = self._by_name
@@ -119,6 +123,10 @@ class Pit:
                 for entry in bucket:
                     if length == n or entry.key[1]:
                         out.append(entry)
+        if self._digest_entries:
+            bucket = by_name.get(full_name(data))
+            if bucket:
+                out.extend(bucket)
         return out
 
     def erase(self, entry: PitEntry) -> None:
@@ -128,8 +136,14 @@ class Pit:
             return
         entry.erased = True
         self._entries.pop(entry.key, None)
+        if _ends_with_digest(entry.key[0]):
+            self._digest_entries -= 1
         bucket = self._by_name.get(entry.key[0])
         if bucket is not None:
             bucket.remove(entry)
             if not bucket:
                 del self._by_name[entry.key[0]]
+
+
+def _ends_with_digest(name: Name) -> bool:
+    return bool(name) and name[-1][0] == TYPE_IMPLICIT_SHA256

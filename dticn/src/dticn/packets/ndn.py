@@ -16,6 +16,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from dticn.packets.name import (
+    TYPE_IMPLICIT_SHA256,
     TYPE_NAME,
     TYPE_PARAMS_SHA256,
     Name,
@@ -344,12 +345,22 @@ def _decode_meta_info(buf: bytes, start: int, end: int, out: Data) -> None:
             out.final_block_id = buf[s:e]
 
 
-def data_matches(interest: Interest, data: Data) -> bool:
-    """Name match of a Data against an Interest (exact, or prefix with CanBePrefix).
+def implicit_digest(data: Data) -> bytes:
+    """The ImplicitSha256DigestComponent of a Data: SHA-256 over its whole wire."""
+    return b"\x01\x20" + hashlib.sha256(data.encode()).digest()
 
-    Implicit digest components in Interest names are not matched (known gap).
-    """
+
+def full_name(data: Data) -> Name:
+    """The Data's name with its implicit digest appended."""
+    return (*data.name, implicit_digest(data))
+
+
+def data_matches(interest: Interest, data: Data) -> bool:
+    """Name match of a Data against an Interest: exact, prefix with CanBePrefix, and
+    an Interest name ending in an implicit digest matches the Data's full name."""
+    name = interest.name
+    target = full_name(data) if name and name[-1][0] == TYPE_IMPLICIT_SHA256 else data.name
     if interest.can_be_prefix:
-        n = len(interest.name)
-        return len(data.name) >= n and data.name[:n] == interest.name
-    return data.name == interest.name
+        n = len(name)
+        return len(target) >= n and target[:n] == name
+    return target == name
