@@ -59,3 +59,27 @@ def test_udp_face_answers_nack_for_no_route() -> None:
 
     nack = decode_packet(asyncio.run(run()))
     assert isinstance(nack, LpPacket) and nack.nack_reason == NackReason.NO_ROUTE
+
+
+def test_idle_udp_faces_are_closed() -> None:
+    from dticn.net.stream import UdpProtocol
+
+    async def run() -> tuple[int, int]:
+        fw = Forwarder(AsyncioClock())
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.create_datagram_endpoint(
+            lambda: UdpProtocol(fw, idle_timeout=0.2), local_addr=("127.0.0.1", 0)
+        )
+        port = transport.get_extra_info("sockname")[1]
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.sendto(b"\x05\x01", ("127.0.0.1", port))
+        await asyncio.sleep(0.1)
+        before = len(fw.faces)
+        await asyncio.sleep(0.5)
+        after = len(fw.faces)
+        sock.close()
+        transport.close()
+        return before, after
+
+    before, after = asyncio.run(run())
+    assert (before, after) == (1, 0)

@@ -184,25 +184,50 @@ class UdpFace(Face):
         super().__init__(f"udp://{_fmt_host(addr[0])}:{addr[1]}", local_uri, scope=scope)
         self._transport = transport
         self.addr = addr
+        self.last_seen = 0.0
 
     def transmit(self, frame: bytes) -> None:
         self._transport.sendto(frame, self.addr)
 
 
 class UdpProtocol(asyncio.DatagramProtocol):
-    """Creates a :class:`UdpFace` per remote endpoint on first datagram (bounded)."""
+    """Creates a :class:`UdpFace` per remote endpoint on first datagram (bounded), and
+    closes faces that stayed silent for ``idle_timeout`` seconds (NFD's on-demand
+    faces do the same), so the bound is not used up by peers that went away."""
 
-    def __init__(self, forwarder: Forwarder, max_faces: int = 1024) -> None:
+    def __init__(
+        self, forwarder: Forwarder, max_faces: int = 1024, idle_timeout: float = 600.0
+    ) -> None:
         self._forwarder = forwarder
         self._faces: dict[tuple[str, int], UdpFace] = {}
         self._max_faces = max_faces
+        self._idle_timeout = idle_timeout
         self._transport: asyncio.DatagramTransport | None = None
         self._local_uri = "udp://"
+        self._sweeper: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = cast(asyncio.DatagramTransport, transport)
         sock = transport.get_extra_info("sockname")
         self._local_uri = f"udp://{_fmt_host(sock[0])}:{sock[1]}"
+        self._schedule_sweep()
+
+    def _schedule_sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._sweeper = loop.call_later(self._idle_timeout / 4, self._sweep)
+
+    def _sweep(self) -> None:
+        now = asyncio.get_running_loop().time()
+        for face in list(self._faces.values()):
+            if now - face.last_seen > self._idle_timeout:
+                face.close()
+        self._schedule_sweep()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+        for face in list(self._faces.values()):
+            face.close()
 
     def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
         if self._transport is None:
@@ -217,6 +242,7 @@ class UdpProtocol(asyncio.DatagramProtocol):
             face.add_close_callback(lambda f: self._faces.pop(key, None))
             self._faces[key] = face
             self._forwarder.add_face(face)
+        face.last_seen = asyncio.get_running_loop().time()
         if len(data) > MAX_FRAME:
             self._forwarder.counters.drop("oversized_frame")
             return
