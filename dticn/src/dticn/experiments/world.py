@@ -35,7 +35,7 @@ from dticn.links.observer import PacketCounter
 from dticn.mac.platform import MacEvent
 from dticn.packets.name import Name, name_from_str
 from dticn.packets.tlv import encode_tlv
-from dticn.radio.context import smallest_mo_that_fits
+from dticn.radio.context import build_context, smallest_mo_that_fits
 from dticn.radio.network import RadioNetwork
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
@@ -92,21 +92,38 @@ def transaction_times(exp: Experiment, node: int) -> np.ndarray:
     return np.asarray(out)
 
 
+def radio_scenario(exp: Experiment) -> Scenario:
+    """The radio side of ``exp``: artifact DSME (SO 3, MO = BO = 5) unless it cannot hold
+    the experiment: SO grows until a full 127-byte frame and its ACK fit one slot (higher
+    spreading factors), MO until every node has an uplink and a downlink GTS."""
+    so = 3
+    mo = exp.mo if exp.mo is not None else 5
+    while True:
+        scenario = Scenario(nodes=exp.nodes, duration_s=exp.horizon_s, seed=exp.seed,
+                            sf=exp.sf, downlink_gts=True, payload_bytes=116,
+                            battery_mah=exp.battery_mah, so=so, mo=max(mo, so),
+                            bo=max(mo, so))
+        if exp.mo is None and exp.nodes > 1:
+            fit = smallest_mo_that_fits(scenario)
+            scenario = scenario.with_(mo=fit, bo=fit)
+        try:
+            build_context(scenario)
+        except ValueError as exc:
+            if "slot" in str(exc) and so < 8:
+                so += 1
+                continue
+            raise
+        return scenario
+
+
 class World:
     """Everything of one run, wired and scheduled; :meth:`run` advances the kernel."""
 
     def __init__(self, exp: Experiment, config: SchemeConfig | None = None) -> None:
         self.exp = exp
         self.config = cfg = config or get_config(exp.config)
-        mo = exp.mo if exp.mo is not None else 5
-        scenario = Scenario(nodes=exp.nodes, duration_s=exp.horizon_s, seed=exp.seed,
-                            sf=exp.sf, downlink_gts=True, payload_bytes=116,
-                            battery_mah=exp.battery_mah, mo=mo, bo=mo)
-        if exp.mo is None and exp.nodes > 1:
-            mo = smallest_mo_that_fits(scenario)
-            scenario = scenario.with_(mo=mo, bo=mo)
-        self.scenario = scenario
-        self.radio = RadioNetwork(scenario, traffic=False)
+        self.scenario = scenario = radio_scenario(exp)
+        self.radio = RadioNetwork(scenario, build_context(scenario), traffic=False)
         self.kernel = kernel = self.radio.kernel
         self.counter = PacketCounter()
         self.log = ItemLog()

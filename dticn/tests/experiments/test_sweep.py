@@ -1,0 +1,50 @@
+"""Sweep grids: parsing, order, the radio side growing with the grid, Ray refusal."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from dticn.experiments.params import Experiment
+from dticn.experiments.runner import run_many
+from dticn.experiments.sweep import grid, parse_delay, parse_interval
+from dticn.experiments.world import radio_scenario
+
+
+def test_parse_interval_and_delay() -> None:
+    assert parse_interval("50:70") == (50.0, 70.0)
+    assert parse_interval("600") == (600.0, 600.0)
+    assert parse_delay("20") == (0.02, 0.02)
+    assert parse_delay("20:300") == (0.02, 0.3)
+    with pytest.raises(ValueError, match="LOW:HIGH"):
+        parse_interval("fast")
+
+
+def test_grid_is_the_product_in_axis_order() -> None:
+    points = grid({"config": ["rice", "push"], "nodes": [1, 10], "interval": ["50:70"],
+                   "pattern": ["uniform"], "delay": ["20"], "sf": [7], "loss": [0.0]})
+    assert [(p.config, p.nodes) for p in points] == [
+        ("rice", 1), ("rice", 10), ("push", 1), ("push", 10)]
+    exp = points[1].experiment(seed=3, duration_s=60.0)
+    assert exp.nodes == 10 and exp.seed == 3 and exp.interval_s == (50.0, 70.0)
+    with pytest.raises(ValueError, match="missing"):
+        grid({"config": ["rice"]})
+
+
+def test_radio_side_grows_slots_for_high_sf_and_multisuperframes_for_many_nodes() -> None:
+    assert (radio_scenario(Experiment()).so, radio_scenario(Experiment()).mo) == (3, 5)
+    assert radio_scenario(Experiment(sf=12)).so > 3
+    assert radio_scenario(Experiment(nodes=100)).mo > 5
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="ray is installed")
+def test_ray_without_ray_says_how_to_install_it() -> None:
+    with pytest.raises(SystemExit, match=r"dticn\[ray\]"):
+        run_many([Experiment(duration_s=1.0)], ray_address="auto")
+
+
+def test_many_nodes_share_one_gateway() -> None:
+    [row] = run_many([Experiment(config="push-draft", nodes=4, duration_s=600.0,
+                                 warmup_s=90.0)], workers=1)
+    assert row["items"] >= 4 * 8 and row["success_ratio"] == 1.0
