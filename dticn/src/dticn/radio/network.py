@@ -82,14 +82,17 @@ class RadioNetwork:
         self.frames = 0
 
     # -- traffic ----------------------------------------------------------------------
-    def _generate(self, node: int, k: int) -> None:
-        times = self._arrivals[node]
+    def _generate(self, index: int) -> None:
+        """Item ``index`` of the merged arrival list; schedules the next one (one heap entry
+        for all traffic keeps the event heap small as the node count grows)."""
+        node = int(self._order_node[index])
+        k = int(self._order_k[index])
         payload = k.to_bytes(4, "big") + bytes(max(self.s.payload_bytes - 4, 0))
         self.stats[node].generated += 1
         self.devices[node].send(GATEWAY, payload[: max(self.s.payload_bytes, 4)],
                                 slot=self.s.slot)
-        if k + 1 < len(times):
-            self.kernel.call_at(float(times[k + 1]), self._generate, node, k + 1)
+        if index + 1 < len(self._order_time):
+            self.kernel.call_at(float(self._order_time[index + 1]), self._generate, index + 1)
 
     def _gateway_rx(self, src: int, payload: bytes, meta: RxMeta) -> None:
         if src not in self.stats or len(payload) < 4:
@@ -118,13 +121,24 @@ class RadioNetwork:
     # -- running ----------------------------------------------------------------------
     def start(self) -> None:
         self.gateway.start()
-        for i, dev in self.devices.items():
+        for dev in self.devices.values():
             dev.start()
-            if self._traffic:
-                times = node_arrivals(self.s, i)
-                self._arrivals[i] = times
-                if len(times):
-                    self.kernel.call_at(float(times[0]), self._generate, i, 0)
+        if not self._traffic:
+            return
+        times, nodes, ks = [], [], []
+        for i in self.devices:
+            arr = node_arrivals(self.s, i)
+            self._arrivals[i] = arr
+            times.append(arr)
+            nodes.append(np.full(len(arr), i, dtype=np.int64))
+            ks.append(np.arange(len(arr), dtype=np.int64))
+        all_times = np.concatenate(times) if times else np.zeros(0)
+        order = np.lexsort((np.concatenate(nodes), all_times))  # by time, then node
+        self._order_time = all_times[order]
+        self._order_node = np.concatenate(nodes)[order]
+        self._order_k = np.concatenate(ks)[order]
+        if len(order):
+            self.kernel.call_at(float(self._order_time[0]), self._generate, 0)
 
     def run(self, progress: Callable[[float], Any] | None = None) -> RadioResult:
         """Run to the scenario's horizon; ``progress(fraction)`` is called now and then."""
