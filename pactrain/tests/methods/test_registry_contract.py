@@ -1,0 +1,46 @@
+"""Method registry contract: PacTrain's methods are registered; hooks refuse late attachment."""
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+from pactrain.masks import MaskTracker
+from pactrain.methods import HookRegistrationError, MethodConfig, attach, get_method
+from pactrain.methods import load_builtin_methods
+from pactrain.pruning import GradualPruner, PruningConfig
+from pactrain.train.local_group import run_on_local_group
+
+
+def test_pactrain_methods_are_registered_with_pruning() -> None:
+    methods = load_builtin_methods()
+    for name in ("dense", "pactrain", "pactrain-fp32", "pactrain-fp16", "pactrain-ternary"):
+        assert name in methods and methods.get(name).uses_pruning
+    assert not methods.get("pactrain-fp32").lossy and methods.get("pactrain-ternary").lossy
+
+
+def _attach_late(rank: int, world_size: int, name: str) -> str:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 2))
+    tracker = MaskTracker(GradualPruner(model, PruningConfig(final_sparsity=0.5)))
+    ddp = DistributedDataParallel(model)
+    config = MethodConfig(world_size=world_size, rank=rank, probe_link=False)
+    method = get_method(name).factory(None, ddp, config, tracker)
+    ddp(torch.randn(2, 4)).sum().backward()
+    try:
+        attach(ddp, method)
+    except HookRegistrationError as error:
+        return str(error)
+    return "attached"
+
+
+@pytest.mark.parametrize("name", ["dense", "pactrain-fp32"])
+def test_hook_registered_after_training_started_is_refused(name: str) -> None:
+    for message in run_on_local_group(_attach_late, 2, name):
+        assert "before the first backward pass" in message
+
+
+def test_pactrain_method_needs_the_tracker() -> None:
+    with pytest.raises(ValueError, match="mask tracker"):
+        get_method("pactrain-fp32").factory(None, nn.Linear(2, 2), MethodConfig(world_size=2),
+                                            None)
