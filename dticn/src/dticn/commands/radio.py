@@ -23,6 +23,11 @@ def radio_command(
     traffic: str | None = typer.Option(None, "--traffic", help="periodic:60s or poisson:60s."),
     sf: int | None = typer.Option(None, "--sf", help="Spreading factor 7..12."),
     payload: int | None = typer.Option(None, "--payload", help="Bytes per item (MAC payload)."),
+    bw: float | None = typer.Option(None, "--bw", help="Bandwidth in kHz (125, 250, 500)."),
+    inter_sf: str | None = typer.Option(None, "--inter-sf",
+                                        help="Inter-SF interference: matrix or orthogonal."),
+    capture_db: float | None = typer.Option(None, "--capture-db",
+                                            help="Capture threshold (dB, default 6)."),
     seed: int | None = typer.Option(None, "--seed", help="Scenario seed."),
     so: int | None = typer.Option(None, "--so", help="Superframe order (artifact 3)."),
     mo: str | None = typer.Option(None, "--mo",
@@ -60,6 +65,8 @@ def radio_command(
         "so": so, "rx_chains": rx_chains, "downlink_gts": downlink, "slot": slot,
         "association": association, "engine": engine, "upkeep": upkeep,
         "fading_sigma_db": fading, "radius_m": radius, "battery_mah": battery,
+        "bw_hz": None if bw is None else bw * 1e3, "inter_sf": inter_sf,
+        "capture_db": capture_db,
     }
     if duration is not None:
         changes["duration_s"] = parse_duration(duration)
