@@ -46,7 +46,7 @@ def consumer(requests_json: str) -> None:
             for name, cbp in json.loads(requests_json):
                 try:
                     data_name, _meta, content = await app.express_interest(
-                        name, can_be_prefix=cbp, must_be_fresh=False, lifetime=3000
+                        name, can_be_prefix=cbp, must_be_fresh=False, lifetime=8000
                     )
                     out = {"data": Name.to_str(data_name), "content": bytes(content).decode()}
                 except InterestNack as exc:
