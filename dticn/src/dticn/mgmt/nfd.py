@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from dticn.forwarder.face import Face, FaceScope
 from dticn.forwarder.forwarder import Forwarder
@@ -205,7 +206,7 @@ def _component_value(component: bytes) -> bytes:
     return bytes(buf[s:e])
 
 
-_HANDLERS = {
+_HANDLERS = MappingProxyType({
     (b"rib", b"register"): NfdManagement.rib_register,
     (b"rib", b"unregister"): NfdManagement.rib_unregister,
-}
+})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from dticn.packets.name import (
     TYPE_IMPLICIT_SHA256,
@@ -78,7 +79,7 @@ class SignatureType:
 
 
 # Order in which Interest elements may appear (v0.3, section "Interest").
-_INTEREST_ORDER = {
+_INTEREST_ORDER = MappingProxyType({
     TYPE_NAME: 0,
     TYPE_CAN_BE_PREFIX: 1,
     TYPE_MUST_BE_FRESH: 2,
@@ -89,14 +90,18 @@ _INTEREST_ORDER = {
     TYPE_APPLICATION_PARAMETERS: 7,
     TYPE_INTEREST_SIGNATURE_INFO: 8,
     TYPE_INTEREST_SIGNATURE_VALUE: 9,
-}
-_DATA_ORDER = {
+})
+_DATA_ORDER = MappingProxyType({
     TYPE_NAME: 0,
     TYPE_META_INFO: 1,
     TYPE_CONTENT: 2,
     TYPE_SIGNATURE_INFO: 3,
     TYPE_SIGNATURE_VALUE: 4,
-}
+})
+
+_META_ORDER = MappingProxyType(
+    {TYPE_CONTENT_TYPE: 0, TYPE_FRESHNESS_PERIOD: 1, TYPE_FINAL_BLOCK_ID: 2}
+)
 
 
 @dataclass(slots=True)
@@ -327,7 +332,7 @@ def decode_data(wire: bytes) -> Data:
 
 def _decode_meta_info(buf: bytes, start: int, end: int, out: Data) -> None:
     last = -1
-    order = {TYPE_CONTENT_TYPE: 0, TYPE_FRESHNESS_PERIOD: 1, TYPE_FINAL_BLOCK_ID: 2}
+    order = _META_ORDER
     for typ, _es, s, e in iter_elements(buf, start, end):
         rank = order.get(typ)
         if rank is None:
