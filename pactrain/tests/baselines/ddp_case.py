@@ -32,8 +32,12 @@ def model_and_batch(rank: int) -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
 def run_case(method: str, options: dict, rank: int, world: int, steps: int) -> dict:
     """Train-free DDP steps of the tiny model under ``method``; what the hook produced."""
     model, x, y = model_and_batch(rank)
+    options = dict(options)
+    # A tiny bucket cap puts every parameter in its own bucket (several collectives in
+    # flight per step: their order must agree on all ranks).
+    cap = options.pop("_bucket_cap_mb", 25.0)
     # Gradients as views of the bucket: lets us map the hook's bucket layout to parameters.
-    ddp = DistributedDataParallel(model, gradient_as_bucket_view=True)
+    ddp = DistributedDataParallel(model, gradient_as_bucket_view=True, bucket_cap_mb=cap)
     comm = None
     if method != "none":
         config = MethodConfig(world_size=world, rank=rank, sparsity=0.8, seed=1,

@@ -27,6 +27,9 @@ CASES = [
     ("dgc-full", "dgc", {"density": 1.0, "clip_norm": None}, 2),
     ("dgc-sparse", "dgc", {"density": 0.01, "warmup_steps": 0, "clip_norm": None}, 3),
     ("terngrad", "terngrad", {"clip_sigma": None}, TERNGRAD_STEPS),
+    # Several buckets per step: chained collectives must keep one order on all ranks.
+    ("powersgd-buckets", "powersgd", {"rank": 4, "start_iter": 2, "_bucket_cap_mb": 0.001}, 4),
+    ("terngrad-buckets", "terngrad", {"_bucket_cap_mb": 0.001}, 20),
 ]
 
 
@@ -135,3 +138,12 @@ def test_terngrad_is_unbiased_and_sends_one_byte_per_entry(ranks, exact) -> None
     # Each step's value is scale * (integer in [-2, 2]) / 2: at most 5 levels per tensor.
     assert got["grads"][0][: 64 * 64].unique().numel() <= 5
     assert got["payload_per_step"] == NUMEL + 4 * 4  # codes + one fp32 scale per tensor
+
+
+def test_chained_collectives_keep_one_order_across_several_buckets(ranks, exact) -> None:
+    # Without BucketSerializer, gloo aborts here with a collective size mismatch.
+    got = ranks[0]["powersgd-buckets"]
+    for step in range(4):
+        assert torch.allclose(got["grads"][step], exact, atol=1e-5)
+    tern = [r["terngrad-buckets"]["grads"] for r in ranks]
+    assert torch.equal(tern[0], tern[1]) and tern[0].shape == (20, NUMEL)

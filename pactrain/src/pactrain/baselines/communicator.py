@@ -11,6 +11,14 @@ What goes on the wire, per rank and per bucket:
   exact while ``N <= 127``).
 
 Each function adds the payload it hands to collectives to the given counter.
+
+Ordering: gloo matches collectives by the order in which each rank issues them. A hook
+that issues a second collective from a future callback (the ternary codes after the
+scales; PyTorch's PowerSGD, its P and Q after the uncompressed tensors) races with the
+next bucket's first collective, issued by the autograd thread, and ranks can disagree on
+the order (gloo aborts: "Received data size doesn't match expected size").
+:class:`BucketSerializer` makes each bucket wait for the previous bucket's future before
+issuing anything, which keeps the order identical on every rank.
 """
 
 from __future__ import annotations
@@ -24,6 +32,34 @@ from pactrain.accounting import PayloadCounter
 from pactrain.baselines.compressors import SparseGradient
 
 MAX_TERNARY_WORKERS = 127
+
+
+class BucketSerializer:
+    """Lets a bucket's collectives start only after the previous bucket's have finished.
+
+    Costs some overlap between communication and the rest of the backward pass, and buys
+    an identical collective order on every rank for hooks with chained collectives.
+    """
+
+    def __init__(self) -> None:
+        self._pending: torch.futures.Future | None = None
+
+    def before(self) -> None:
+        """Call at the top of the hook: wait for the previous bucket."""
+        if self._pending is not None:
+            self._pending.wait()
+            self._pending = None
+
+    def after(self, fut: torch.futures.Future) -> torch.futures.Future:
+        """Call with the hook's future before returning it."""
+        self._pending = fut
+        return fut
+
+    def __getstate__(self) -> dict:
+        return {}
+
+    def __setstate__(self, state: dict) -> None:
+        self._pending = None
 
 
 def allgather_sparse(

@@ -9,6 +9,8 @@ at least 2 with error feedback because DDP rebuilds buckets after the first iter
 Options (``MethodConfig.options``): ``rank`` (default 4), ``start_iter`` (default 2),
 ``min_compression_rate`` (default 2), ``warm_start`` (default True).
 ``batched_powerSGD_hook`` is not offered: it fails on CPU in torch 2.13.
+With several buckets on gloo, ``powerSGD_hook`` alone aborts with a collective mismatch
+(see :mod:`pactrain.baselines.communicator`); this wrapper serialises the buckets.
 """
 
 
@@ -21,6 +23,7 @@ import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
 
 from pactrain.accounting import PayloadCounter
+from pactrain.baselines.communicator import BucketSerializer
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 
 
@@ -35,12 +38,19 @@ class PowerSGDWrapperState:
 
     inner: psgd.PowerSGDState
     payload: PayloadCounter = field(default_factory=PayloadCounter)
+    serializer: BucketSerializer = field(default_factory=BucketSerializer)
 
 
 def powersgd_hook(
     state: PowerSGDWrapperState, bucket: dist.GradBucket
 ) -> torch.futures.Future[torch.Tensor]:
-    """Delegate to ``powerSGD_hook`` and count the fp32 entries it sent."""
+    """Delegate to ``powerSGD_hook`` and count the fp32 entries it sent.
+
+    Buckets are serialised (:class:`pactrain.baselines.communicator.BucketSerializer`):
+    ``powerSGD_hook`` issues its P and Q all-reduces from future callbacks, and with more
+    than one bucket gloo then sees a different collective order on different ranks.
+    """
+    state.serializer.before()
     before = state.inner.total_numel_after_compression
     fut = psgd.powerSGD_hook(state.inner, bucket)
     sent = state.inner.total_numel_after_compression - before
@@ -49,7 +59,7 @@ def powersgd_hook(
     state.payload.add(sent * 4, "all_reduce")
     if bucket.is_last():
         state.payload.end_step()
-    return fut
+    return state.serializer.after(fut)
 
 
 @dataclass

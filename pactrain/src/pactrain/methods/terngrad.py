@@ -23,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.baselines.communicator import allreduce_ternary
+from pactrain.baselines.communicator import BucketSerializer, allreduce_ternary
 from pactrain.baselines.compressors import clip_to_sigma, ternarize
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 
@@ -36,12 +36,14 @@ class TernGradState:
     generator: torch.Generator
     clip_sigma: float | None = 2.5
     payload: PayloadCounter = field(default_factory=PayloadCounter)
+    serializer: BucketSerializer = field(default_factory=BucketSerializer)
 
 
 def terngrad_hook(
     state: TernGradState, bucket: dist.GradBucket
 ) -> torch.futures.Future[torch.Tensor]:
     """Clip, share scales, ternarize, sum codes; the result is the mean gradient."""
+    state.serializer.before()  # the codes' all-reduce is issued from a callback
     world = dist.get_world_size(state.process_group)
     lengths = [g.numel() for g in bucket.gradients()]
     flat = bucket.buffer()
@@ -55,7 +57,7 @@ def terngrad_hook(
         return ternarize(values, scale, state.generator)
 
     fut = allreduce_ternary(flat, lengths, state.process_group, state.payload, quantize)
-    return fut.then(lambda f: f.value().div_(world))
+    return state.serializer.after(fut.then(lambda f: f.value().div_(world)))
 
 
 @dataclass
