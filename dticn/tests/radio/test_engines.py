@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dticn.radio.batch import run, run_batch
 from dticn.radio.network import RadioNetwork
@@ -99,3 +101,21 @@ def test_result_can_be_taken_mid_run_and_twice() -> None:
     assert first.nodes[0].energy.horizon_s == 1800.0
     net.kernel.run(until=3600.0)
     assert net.result().nodes[0].energy.charge_total_mas > first.nodes[0].energy.charge_total_mas
+
+
+@settings(max_examples=8, deadline=None)
+@given(nodes=st.integers(1, 12), interval=st.sampled_from(["20s", "45s", "90s", "300s"]),
+       model=st.sampled_from(["periodic", "poisson"]), sf=st.sampled_from([7, 8]),
+       seed=st.integers(0, 10_000), rx_chains=st.sampled_from([1, 4]),
+       downlink=st.booleans())
+def test_batch_equals_events_on_random_clean_scenarios(nodes: int, interval: str, model: str,
+                                                       sf: int, seed: int, rx_chains: int,
+                                                       downlink: bool) -> None:
+    s = Scenario(nodes=nodes, duration_s=1200.0, traffic=f"{model}:{interval}", sf=sf,
+                 seed=seed, rx_chains=rx_chains, downlink_gts=downlink, mo=6, bo=6)
+    events = RadioNetwork(s.with_(upkeep="events")).run()
+    batch = run_batch(s)
+    for a, b in zip(events.nodes, batch.nodes, strict=True):
+        assert (a.generated, a.delivered, a.pending, a.tx_frames, a.retries) == (
+            b.generated, b.delivered, b.pending, b.tx_frames, b.retries)
+    np.testing.assert_allclose(_charge(batch), _charge(events), rtol=0.01)
