@@ -71,6 +71,22 @@ def test_push_one_lora_frame_no_lora_interest_and_state_expires(config: str) -> 
     }
     assert world.scheme.acked == 1
     assert {k: v for k, v in world.temporary_state().items() if v} == {}
+    assert not world.gateway_fw.cs._pinned               # the wrapped item was released
+
+
+@pytest.mark.parametrize("config", ["push", "push-draft"])
+def test_push_without_the_final_ack_still_expires(config: str) -> None:
+    world = World(Experiment(config=config, duration_s=1e-3, warmup_s=START))
+    world.consumer.endpoint.put = lambda data: None          # the consumer never ACKs
+    world.schedule()
+    world.run(until=START - 1)
+    world.kernel.call_at(START, world.nodes[1].push, item_name(node_prefix(1), 0))
+    world.run(until=START + 60)
+    assert world.log.items[item_name(node_prefix(1), 0)].outcome == "delivered"
+    assert world.scheme.acked == 0
+    world.run(until=START + 200)                              # past every lifetime (64 s max)
+    assert {k: v for k, v in world.temporary_state().items() if v} == {}
+    assert not world.gateway_fw.cs._pinned
 
 
 def test_push_artifact_uses_temporary_fib_routes_that_expire() -> None:

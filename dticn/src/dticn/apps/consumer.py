@@ -33,6 +33,7 @@ class ConsumerApp:
         self.lifetime_ms = round(lifetime_s * 1000)
         self.deadline_s = deadline_s
         self.notifications = 0
+        self._fetching: set[Name] = set()
         if mode == "push":
             endpoint.serve(RNP_PREFIX, self._on_notification)
 
@@ -68,16 +69,20 @@ class ConsumerApp:
 
     # -- push ------------------------------------------------------------------------
     def _on_notification(self, notify: Interest) -> None:
+        if notify.name in self._fetching:
+            return                        # a retransmitted notification: one fetch is enough
         self.notifications += 1
+        self._fetching.add(notify.name)
         rnp = read_reflexive_prefix(notify.app_parameters)
         item_name = tuple(c for c in notify.name[2:] if c[0] != TYPE_PARAMS_SHA256)
         fetch_name = (rnp if rnp is not None else RPT_PREFIX + notify.name[1:2]) + item_name
         self.endpoint.express(
             Interest(fetch_name, lifetime_ms=self.lifetime_ms),
             lambda i, d: self._fetched(notify, item_name, d),
-            lambda i, reason: None)
+            lambda i, reason: self._fetching.discard(notify.name))
 
     def _fetched(self, notify: Interest, item_name: Name, wrapped: Data) -> None:
+        self._fetching.discard(notify.name)
         try:
             inner = decode_data(wrapped.content)
         except DecodeError:

@@ -251,7 +251,6 @@ class World:
         for k, h in enumerate(self.hops):
             for key, n in getattr(h, "temporary_state", lambda: {})().items():
                 out[f"{key}:hop{k}"] = n
-        out["pinned_cs:gateway"] = len(self.gateway_fw.cs._pinned)
         out["pending:consumer-app"] = self.consumer_endpoint.pending_count
         out["pending:gateway-app"] = self.gateway_endpoint.pending_count
         return out
