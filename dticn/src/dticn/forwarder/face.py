@@ -29,7 +29,6 @@ uses them for Interests sent out of this face unless a prefix policy overrides t
 from __future__ import annotations
 
 import enum
-import itertools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -114,7 +113,7 @@ class Face:
         self.wants_incoming_face_id = False
         self._receiver: Receiver | None = None
         self._close_callbacks: list[Callable[[Face], None]] = []
-        self._sequence = itertools.count()
+        self._next_sequence = 0
         self.closed = False
 
     def __repr__(self) -> str:
@@ -144,7 +143,12 @@ class Face:
             return
         self.counters.out_packets += 1
         if self.mtu is not None and len(packet) > self.mtu:
-            frames = fragment(packet, self.mtu, self._next_sequence_block(), self.sequence_width)
+            frames = fragment(packet, self.mtu, self._next_sequence, self.sequence_width)
+            # consecutive Sequence numbers across packets: the receiver keys reassembly
+            # by Sequence - FragIndex, so blocks of different packets never overlap
+            self._next_sequence = (self._next_sequence + len(frames)) % (
+                1 << (8 * self.sequence_width)
+            )
             self.counters.out_fragments += len(frames)
         else:
             frames = [packet]
@@ -152,11 +156,6 @@ class Face:
             self.counters.out_frames += 1
             self.counters.out_bytes += len(frame)
             self.transmit(frame)
-
-    def _next_sequence_block(self) -> int:
-        # Sequences only need to be unique per sender within the reassembly window;
-        # step by a block large enough for any fragment count we produce.
-        return next(self._sequence) * 256
 
     def transmit(self, frame: bytes) -> None:
         """Put one frame on the link. Drivers override this."""
