@@ -31,6 +31,15 @@ def reproduce(
                                       help="Directory for PNG plots (default: next to --json)."),
 ) -> None:
     """Run every configuration over several seeds; print the table, write JSON and plots."""
+    run_reproduce(quick=quick, seeds=seeds, duration=duration, loss=loss, configs=configs,
+                  battery_mah=battery_mah, workers=workers, json_out=json_out, plots=plots)
+
+
+def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: str | None = None,
+                  loss: list[float] | None = None, configs: str | None = None,
+                  battery_mah: float | None = None, workers: int | None = None,
+                  json_out: Path | None = None, plots: Path | None = None) -> None:
+    """Plain-Python entry (what ``dticn demo`` calls): same arguments as the command."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
