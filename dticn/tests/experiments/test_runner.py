@@ -56,6 +56,7 @@ def test_aggregate_mean_and_t_interval() -> None:
     assert agg["success_ratio"] == 2.0
     assert math.isclose(agg["success_ratio_ci95"], 4.303 * 1.0 / math.sqrt(3))
     assert agg["packets_per_item_by_link"] == {"lora:up:data": 1.0}
+    assert agg["packets_per_transaction_by_link"] == {"lora:up:data": 1.0}
     assert t_quantile_975(1) == 12.706 and t_quantile_975(1000) == 1.96
 
 

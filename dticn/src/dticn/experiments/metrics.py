@@ -109,9 +109,11 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out["latency_pooled_p95_s"] = float(np.percentile(lat, 95)) if len(lat) else float("nan")
     out["latencies_s"] = lat.tolist()
     by_link: dict[str, float] = {}
-    total_delivered = max(out["delivered"], 1)
     for r in rows:
         for k, v in r["packets_by_link"].items():
             by_link[k] = by_link.get(k, 0.0) + v
-    out["packets_per_item_by_link"] = {k: v / total_delivered for k, v in sorted(by_link.items())}
+    out["packets_per_item_by_link"] = {
+        k: _per_item(v, out["delivered"]) for k, v in sorted(by_link.items())}
+    out["packets_per_transaction_by_link"] = {
+        k: _per_item(v, out["items"]) for k, v in sorted(by_link.items())}
     return out

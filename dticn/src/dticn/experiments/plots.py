@@ -49,10 +49,12 @@ def write_plots(rows: list[dict[str, Any]], out_dir: str | Path) -> list[Path]:
     bars("lifetime_days", "projected lifetime (days)", "lifetime.png", hline=365.0)
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    for r in rows:
+    styles = ("-", "--", ":", "-.")
+    for k, r in enumerate(rows):
         lat = np.sort(np.asarray(r.get("latencies_s", []), dtype=float))
         if len(lat):
-            ax.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post", label=r["config"])
+            ax.step(lat, np.arange(1, len(lat) + 1) / len(lat), where="post", label=r["config"],
+                    ls=styles[k % len(styles)])
     ax.set_xlabel("time to content (s)")
     ax.set_ylabel("CDF")
     ax.grid(alpha=0.3)
@@ -67,12 +69,13 @@ def write_plots(rows: list[dict[str, Any]], out_dir: str | Path) -> list[Path]:
     bottom = np.zeros(len(rows))
     for prefix, label in LINK_GROUPS:
         vals = np.asarray([
-            sum(v for k, v in r.get("packets_per_item_by_link", {}).items() if k.startswith(prefix))
+            sum(v for k, v in r.get("packets_per_transaction_by_link", {}).items()
+                if k.startswith(prefix))
             for r in rows])
         ax.bar(x, vals, bottom=bottom, label=label)
         bottom += vals
     ax.set_xticks(x, names, rotation=30, ha="right")
-    ax.set_ylabel("packets per delivered item")
+    ax.set_ylabel("packets per transaction (started item)")
     ax.legend(fontsize=7)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
