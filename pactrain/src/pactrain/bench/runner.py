@@ -192,12 +192,14 @@ def _bits(bandwidth: str) -> int:
 
 
 def run_bench(
-    config: BenchConfig, want_throttle: bool = True, console: Any = None
+    config: BenchConfig, want_throttle: bool = True, console: Any = None,
+    on_row: Callable[[list[Row]], None] | None = None,
 ) -> dict[str, Any]:
     """Run the whole grid (and the time-to-accuracy race) with a progress bar.
 
     Returns ``{"rows", "environment", "curves"}`` (see :mod:`pactrain.bench.report`).
-    The topology is torn down on return, on Ctrl-C, on SIGTERM and on failure.
+    ``on_row(rows_so_far)`` runs after every run, e.g. to save partial results of a long
+    grid. The topology is torn down on return, on Ctrl-C, on SIGTERM and on failure.
     """
     from rich.console import Console
     from rich.progress import (
@@ -237,6 +239,8 @@ def run_bench(
                 bar.update(grid, description=f"{cell.model} {label} {cell.method}")
                 row = run_cell(config, cell, network)
                 rows.append(row)
+                if on_row is not None:
+                    on_row(add_derived(rows))
                 if row["error"]:
                     console.print(f"[red]{cell.model}/{cell.method}/{label} failed:[/] "
                                   f"{row['error'].splitlines()[0]}")

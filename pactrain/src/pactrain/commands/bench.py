@@ -73,7 +73,12 @@ def bench(
         )
     except ValueError as err:
         raise typer.BadParameter(str(err)) from None
-    document = run_bench(config, want_throttle=not no_throttle, console=console)
+    def save_partial(rows: list[dict]) -> None:
+        if json_out:  # a killed bench still leaves what it measured
+            write_json(json_out, rows, {"partial": True, "config": config.to_dict()})
+
+    document = run_bench(config, want_throttle=not no_throttle, console=console,
+                         on_row=save_partial)
     console.print(rich_table(document["rows"]))
     for curve in document["curves"]:
         reached = (f"{curve['reached_s']:.1f} s (step {curve['reached_step']})"
