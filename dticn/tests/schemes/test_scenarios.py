@@ -176,3 +176,12 @@ def test_polling_inr_retransmits_in_the_network_cr_does_not() -> None:
     assert (inr.counter.total(link="forwarder-gateway", kind="interest")
             > cr.counter.total(link="forwarder-gateway", kind="interest"))
     assert inr.middle_fw.counters.retransmissions > 0 == cr.middle_fw.counters.retransmissions
+
+
+@pytest.mark.parametrize("config", ["rice-schedule", "push-draft"])
+def test_delay_tolerant_schemes_ride_out_internet_loss(config: str) -> None:
+    world = World(Experiment(config=config, loss=0.2, duration_s=900.0, warmup_s=90.0, seed=2))
+    world.run()
+    outcomes = {i.outcome for i in world.log.items.values()}
+    assert world.links[0].lost + world.links[1].lost > 0
+    assert outcomes == {"delivered"}

@@ -6,7 +6,9 @@ Modes (one per scheme family, chosen by the configuration):
   host's forwarder retransmits it (its CCN-lite triple). Data: delivered; Nack or timeout:
   failed.
 * ``rice``: MustBeFresh Interests; a wait hint schedules the next Interest after the hint,
-  a NACK Data (ContentType 3) fails the transaction, content delivers it.
+  a NACK Data (ContentType 3) fails the transaction, content delivers it. A lost answer
+  (timeout, network Nack) is asked again with a new Interest after :data:`RICE_RETRY_S`
+  until the transaction deadline: a delay-tolerant consumer keeps asking.
 * ``push``: serves ``/RNP``: fetches the reflexive name the notification names, then
   acknowledges the notification.
 """
@@ -19,6 +21,8 @@ from dticn.gateway.signalling import ack, read_reflexive_prefix, read_wait_hint
 from dticn.packets import ContentType, Data, DecodeError, Interest, decode_data
 from dticn.packets.name import TYPE_PARAMS_SHA256, Name
 from dticn.schemes.reflexive import RNP_PREFIX, RPT_PREFIX
+
+RICE_RETRY_S = 1.0
 
 
 class ConsumerApp:
@@ -48,7 +52,7 @@ class ConsumerApp:
         item.attempts += 1
         interest = Interest(name, must_be_fresh=self.mode == "rice", lifetime_ms=self.lifetime_ms)
         self.endpoint.express(interest, lambda i, d: self._on_data(d, started),
-                              lambda i, reason: self._on_failure(name, reason))
+                              lambda i, reason: self._on_failure(name, reason, started))
 
     def _on_data(self, data: Data, started: float) -> None:
         now = self.kernel.now()
@@ -64,8 +68,12 @@ class ConsumerApp:
             return
         self.kernel.call_later(hint, self._ask, data.name, started)
 
-    def _on_failure(self, name: Name, reason: str) -> None:
-        self.log.finished(name, self.kernel.now(), reason)
+    def _on_failure(self, name: Name, reason: str, started: float) -> None:
+        now = self.kernel.now()
+        if self.mode == "rice" and now + RICE_RETRY_S <= started + self.deadline_s:
+            self.kernel.call_later(RICE_RETRY_S, self._ask, name, started)
+            return
+        self.log.finished(name, now, reason)
 
     # -- push ------------------------------------------------------------------------
     def _on_notification(self, notify: Interest) -> None:

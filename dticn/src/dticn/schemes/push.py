@@ -9,7 +9,8 @@ Sequence for one item (node ``/xid``, gateway ``gw``):
    ``/RPT/gw/xid/<i>`` (artifact) or ``/rfx/<random>/xid/<i>`` (draft) whose Content is the
    node's Data unchanged.
 4. The gateway sends ``/RNP/gw/xid/<i>`` toward the consumer (static route ``/RNP``); the
-   draft variant adds the random RNP in ApplicationParameters.
+   draft variant adds the random RNP in ApplicationParameters. The gateway retransmits it
+   CCN-lite style (every 1 s, 4 times) until the ACK.
 5. Each hop keeps reverse state (:mod:`dticn.schemes.reflexive`), the consumer fetches the
    wrapped item with a reflexive Interest, then answers the ``/RNP`` Interest with an ACK.
 6. The ACK reaches the gateway, which drops the pinned item. Unacknowledged items and all
@@ -22,6 +23,7 @@ from dticn.clock import TimerHandle
 from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
+from dticn.forwarder.retx import RetxPolicy
 from dticn.gateway.scheme import GatewayContext, GatewayScheme
 from dticn.gateway.signalling import reflexive_parameters
 from dticn.packets import Data, Interest
@@ -43,6 +45,10 @@ class PushScheme(GatewayScheme):
 
     def __init__(self, ctx: GatewayContext, hop: ForwarderHooks | None = None) -> None:
         super().__init__(ctx, hop)
+        lifetime = ctx.reflexive_lifetime_s
+        # the gateway's own notifications get CCN-lite INR (lifetime/1000 ms/4) like the
+        # consumer side, so one lost /RNP does not lose the item
+        ctx.forwarder.retx.insert(RNP_PREFIX, RetxPolicy.from_triple(lifetime, 1000.0, 4))
         self.items: dict[Name, TimerHandle] = {}
         self.pushed = 0
         self.acked = 0
