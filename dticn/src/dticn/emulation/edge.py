@@ -1,0 +1,154 @@
+"""The LoRa edge behind one gateway, on one EventKernel: what both drivers run.
+
+    [gateway forwarder + scheme] -- Internet faces: real sockets (emulation) or
+            || LoRa / DSME            in-memory links (simulation)
+    [node fwd] - node app   (one per node)
+
+It is the gateway half of :class:`~dticn.experiments.world.World`, built from the same
+parts (:class:`~dticn.links.lora.LoRaFace`, :class:`~dticn.gateway.scheme.GatewayContext`,
+the scheme from the registry, :class:`~dticn.apps.producer.NodeApp`), with the node names
+of an :class:`~dticn.emulation.scenario.EdgeScenario` instead of the artifact's ``/xid``.
+What is on the Internet side is the caller's business: the emulated gateway adds socket
+faces, :mod:`dticn.emulation.predict` adds a simulated consumer.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from dticn.apps.endpoint import Endpoint
+from dticn.apps.items import ItemLog
+from dticn.apps.producer import NodeApp, NodePushHooks
+from dticn.emulation.scenario import EdgeScenario
+from dticn.experiments.params import Experiment
+from dticn.experiments.world import radio_scenario
+from dticn.forwarder.face import Face
+from dticn.forwarder.forwarder import ForwarderConfig
+from dticn.forwarder.hooks import ForwarderHooks
+from dticn.gateway.ccnlite import CcnLiteForwarder
+from dticn.gateway.scheme import GatewayContext, GatewayScheme
+from dticn.links.lora import REGISTRATION_PREFIX, GatewayRadio, LoRaFace, registration_in_cap
+from dticn.links.observer import PacketCounter
+from dticn.radio.context import build_context
+from dticn.radio.network import RadioNetwork
+from dticn.radio.topology import GATEWAY
+from dticn.schemes import get as get_config
+from dticn.schemes.base import SchemeConfig
+
+LORA_LINK = "lora"
+REGISTRATION_AT_S = 1.0
+"""Node k sends its registration at ``REGISTRATION_AT_S + 0.1 k`` (as the World does)."""
+
+
+class EdgeForwarder(CcnLiteForwarder):
+    """The gateway's forwarder; frames from outside the kernel enter through ``ingress``.
+
+    Socket faces deliver frames from asyncio callbacks, between kernel events. The
+    real-time driver must first bring the kernel's clock to the current virtual time
+    (and afterwards re-arm its timer), so ``ingress`` wraps :meth:`receive`; the simulator
+    leaves it None. Frames from simulated faces arrive inside kernel events, where the
+    driver's wrapper calls straight through.
+    """
+
+    ingress: Callable[..., Any] | None = None
+
+    def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
+        if self.ingress is None or _depth:
+            super().receive(face, wire, _depth)
+            return
+        self.ingress(super().receive, face, wire, _depth)
+
+
+class Edge:
+    """The gateway (forwarder + scheme + LoRa faces) and its nodes, wired on one kernel."""
+
+    def __init__(self, scenario: EdgeScenario, config: SchemeConfig | None = None) -> None:
+        self.scenario = sc = scenario
+        self.config = cfg = config or get_config(sc.scheme)
+        # The radio side exactly as the experiments build it (artifact DSME, static GTS).
+        exp = Experiment(config=sc.scheme, seed=sc.seed, nodes=sc.nodes, duration_s=1e7,
+                         warmup_s=0.0, tail_s=0.0)
+        self.radio_scenario = radio_scenario(exp)
+        self.radio = RadioNetwork(self.radio_scenario, build_context(self.radio_scenario),
+                                  traffic=False)
+        self.kernel = kernel = self.radio.kernel
+        self.counter = PacketCounter()
+        self.log = ItemLog()
+        seed = sc.seed
+
+        def rng(role: str) -> random.Random:
+            return random.Random(f"{seed}/{role}")
+
+        fc = ForwarderConfig(default_retx=SchemeConfig.policy(cfg.gateway))
+        self.gateway_fw = EdgeForwarder(kernel, fc, rng=rng("gateway"))
+        self.gateway_radio = GatewayRadio(self.radio.gateway)
+        node_faces: dict[int, int] = {}
+        for i in range(1, sc.nodes + 1):
+            face = LoRaFace(self.radio.gateway, i, counter=self.counter, link=LORA_LINK,
+                            direction="down", drop_queued_duplicates=True)
+            node_faces[self.gateway_fw.add_face(face)] = i
+            self.gateway_radio.add(face)
+        self.gateway_endpoint = Endpoint(kernel, self.gateway_fw, rng("gateway-app"),
+                                         "app://gw")
+        self.context = GatewayContext(kernel, self.gateway_fw, self.gateway_endpoint,
+                                      self.radio.gateway, node_faces, rng("gateway-scheme"))
+        self.scheme: GatewayScheme = cfg.gateway_scheme(self.context)
+        self.gateway_fw.hooks = self.scheme
+
+        self.nodes: dict[int, NodeApp] = {}
+        self.node_fws: dict[int, CcnLiteForwarder] = {}
+        for i in range(1, sc.nodes + 1):
+            push: ForwarderHooks | None = NodePushHooks() if cfg.node_mode == "push" else None
+            nfw = CcnLiteForwarder(kernel, ForwarderConfig(
+                default_retx=SchemeConfig.policy(cfg.node)), rng=rng(f"node{i}"), hooks=push)
+            dev = self.radio.devices[i]
+            face = LoRaFace(dev, GATEWAY, counter=self.counter, link=LORA_LINK,
+                            direction="up", slot_policy=registration_in_cap)
+            nfw.add_face(face)
+            dev.on_receive = face.on_mac_receive
+            nfw.add_route(REGISTRATION_PREFIX, face.face_id)
+            ep = Endpoint(kernel, nfw, rng(f"node{i}-app"), f"app://node{i}")
+            if isinstance(push, NodePushHooks):
+                push.app_face_id = ep.face_id
+                push.uplink = face
+            self.nodes[i] = NodeApp(ep, sc.prefix(i), self.log)
+            self.node_fws[i] = nfw
+        self._started = False
+
+    def start(self) -> None:
+        """Start the radio, the registrations and (push schemes) every item's production."""
+        if self._started:
+            return
+        self._started = True
+        self.radio.start()
+        for i, app in self.nodes.items():
+            self.kernel.call_at(self.kernel.now() + REGISTRATION_AT_S + 0.1 * i, app.register)
+            if self.scenario.pushes:
+                for k, t in enumerate(self.scenario.push_schedule(i)):
+                    self.kernel.call_at(t, app.push, self.scenario.item_name(i, k))
+
+    def registered(self) -> list[str]:
+        """Prefixes the gateway has registered so far."""
+        from dticn.packets.name import name_to_str
+
+        return sorted(name_to_str(p) for p in self.context.registered)
+
+    @property
+    def all_registered(self) -> bool:
+        """True once every node's registration reached the gateway."""
+        return len(self.context.registered) == self.scenario.nodes
+
+    def status(self) -> dict[str, Any]:
+        """Registrations, scheme counters and the node-side item log (JSON-friendly)."""
+        from dticn.packets.name import name_to_str
+
+        scheme = {k: v for k, v in vars(self.scheme).items() if isinstance(v, int)}
+        produced = {name_to_str(n): {"started": it.started, "outcome": it.outcome}
+                    for n, it in self.log.items.items()}
+        return {"scheme": self.config.name, "nodes": self.scenario.nodes,
+                "prefixes": self.scenario.node_prefixes(), "registered": self.registered(),
+                "scheme_counters": scheme, "produced": produced,
+                "lora_frames": self.counter.as_dict(),
+                "forwarder": self.gateway_fw.counters.as_dict()}

@@ -1,0 +1,191 @@
+"""The emulated gateway process: real socket faces on the Internet side, the simulated
+DSME/LoRa edge (:class:`~dticn.emulation.edge.Edge`) on the other, one kernel driven by
+:class:`~dticn.emulation.realtime.RealtimeDriver`.
+
+Steps of :func:`serve_gateway`:
+
+1. Build the edge (gateway forwarder + scheme from the registry + LoRa faces + nodes).
+2. Put NFD-style management (``rib/register``) and a status producer
+   (``/localhost/dticn/status``, JSON) behind local faces of the gateway's forwarder.
+3. Open the listeners (tcp, unix, udp) and dial static routes (``--route
+   PREFIX=udp://...`` to another gateway or forwarder). Names under a static route bypass
+   the scheme: they belong to a node behind that other gateway.
+4. Start the edge and the real-time driver; print ``listening URI`` lines, then
+   ``READY`` once every node registered (or after ``ready_timeout_s`` virtual seconds,
+   with a warning naming the nodes missing).
+5. Run until SIGTERM/SIGINT or ``stop``; log the lag every ``status_every_s`` wall
+   seconds and a final status line.
+
+Time on the wire is virtual: InterestLifetime, FreshnessPeriod and the wait hint are in
+emulated seconds, so at ``--time-scale k`` a client waits ``hint / k`` wall seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dticn.apps.endpoint import Endpoint
+from dticn.emulation.edge import Edge, EdgeForwarder
+from dticn.emulation.realtime import RealtimeDriver
+from dticn.emulation.scenario import EdgeScenario
+from dticn.forwarder.face import Face
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.hooks import ForwarderHooks
+from dticn.forwarder.pit import PitEntry
+from dticn.mgmt.nfd import NfdManagement
+from dticn.net.listen import ListenUri, open_connection, open_listener
+from dticn.packets import Data, Interest
+from dticn.packets.name import Name, is_prefix, name_from_str
+
+log = logging.getLogger(__name__)
+
+STATUS_PREFIX = "/localhost/dticn/status"
+
+
+class StaticRoutesFirst(ForwarderHooks):
+    """The scheme's hooks, except that names under a static route to another gateway are
+    forwarded by the strategy (a RICE scheme would otherwise NACK them as unregistered)."""
+
+    def __init__(self, scheme: ForwarderHooks, prefixes: Sequence[Name]) -> None:
+        self.scheme = scheme
+        self.prefixes = list(prefixes)
+
+    def on_interest_propagate(self, fw: Forwarder, in_face: Face, interest: Interest,
+                              entry: PitEntry) -> bool:
+        if any(is_prefix(p, interest.name) for p in self.prefixes):
+            return False
+        return self.scheme.on_interest_propagate(fw, in_face, interest, entry)
+
+    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
+        return self.scheme.on_unsolicited_data(fw, in_face, data)
+
+    def on_reflexive_interest(self, fw: Forwarder, in_face: Face, interest: Interest) -> bool:
+        return self.scheme.on_reflexive_interest(fw, in_face, interest)
+
+
+class EmulatedGateway:
+    """The edge, its driver and its status, in one running process."""
+
+    def __init__(self, scenario: EdgeScenario, *, time_scale: float) -> None:
+        self.edge = Edge(scenario)
+        self.driver = RealtimeDriver(self.edge.kernel, time_scale=time_scale)
+        fw = self.edge.gateway_fw
+        assert isinstance(fw, EdgeForwarder)
+        fw.ingress = self.driver.external
+        self.management = NfdManagement(fw)
+        self.status_endpoint = Endpoint(self.edge.kernel, fw, self.edge.gateway_endpoint.rng,
+                                        "app://status")
+        self.status_endpoint.serve(name_from_str(STATUS_PREFIX), self._on_status)
+
+    def status(self) -> dict[str, Any]:
+        """Driver (virtual time, lag) and edge (registrations, counters) in one dict."""
+        out = self.driver.status()
+        out.update(self.edge.status())
+        return out
+
+    def _on_status(self, interest: Interest) -> None:
+        body = json.dumps(self.status(), sort_keys=True).encode()
+        self.status_endpoint.put(Data(interest.name, body, freshness_ms=0))
+
+
+async def serve_gateway(
+    scenario: EdgeScenario,
+    listen: Sequence[str],
+    *,
+    time_scale: float = 1.0,
+    routes: Sequence[tuple[str, str]] = (),
+    ready: Callable[[list[str], EmulatedGateway], None] | None = None,
+    stop: asyncio.Event | None = None,
+    ready_timeout_s: float = 120.0,
+    status_every_s: float = 10.0,
+) -> EmulatedGateway:
+    """Run an emulated gateway until ``stop`` is set or SIGTERM (see module docstring)."""
+    if not listen:
+        raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
+    uris = [ListenUri.parse(u) for u in listen]
+    gw = EmulatedGateway(scenario, time_scale=time_scale)
+    fw = gw.edge.gateway_fw
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    closers = []
+    bound = []
+    for uri in uris:
+        where, close = await open_listener(fw, uri)
+        bound.append(where)
+        closers.append(close)
+        log.info("listening on %s", where)
+    static: list[Name] = []
+    for prefix, target in routes:
+        try:
+            face = await open_connection(fw, ListenUri.parse(target))
+        except OSError as exc:
+            raise ConnectionError(f"--route {prefix}={target}: cannot reach the peer ({exc}); "
+                                  "start that gateway or forwarder first") from exc
+        fw.add_route(name_from_str(prefix), face.face_id)
+        static.append(name_from_str(prefix))
+        log.info("route %s -> face %d %s", prefix, face.face_id, target)
+    if static:
+        fw.hooks = StaticRoutesFirst(gw.edge.scheme, static)
+    gw.edge.start()
+    gw.driver.start()
+    log.info("emulating %s: scheme %s, %d nodes %s, time scale %g, seed %d",
+             "LoRa edge", scenario.scheme, scenario.nodes,
+             " ".join(scenario.node_prefixes()), time_scale, scenario.seed)
+    reporter = asyncio.ensure_future(_report(gw, status_every_s))
+    try:
+        waited = 0.0
+        while not gw.edge.all_registered and gw.driver.now() < ready_timeout_s:
+            if stop.is_set():
+                break
+            await asyncio.sleep(0.01)
+            waited += 0.01
+        if not gw.edge.all_registered:
+            missing = sorted(set(scenario.node_prefixes()) - set(gw.edge.registered()))
+            log.warning("nodes %s did not register within %.0f virtual s; serving anyway "
+                        "(their names get NACK until they do)", missing, ready_timeout_s)
+        for prefix in gw.edge.registered():
+            log.info("registered %s", prefix)
+        if ready is not None:
+            ready(bound, gw)
+        await stop.wait()
+    finally:
+        reporter.cancel()
+        gw.driver.stop()
+        for close in closers:
+            close()
+        for face in list(fw.faces.values()):
+            face.close()
+        log.info("status %s", json.dumps(gw.status(), sort_keys=True))
+    return gw
+
+
+async def _report(gw: EmulatedGateway, every_s: float) -> None:
+    """Log virtual time and lag now and then (what an operator watches)."""
+    while True:
+        await asyncio.sleep(every_s)
+        s = gw.driver.status()
+        log.info("virtual t=%.1f s, events %d, lag mean %.3f s max %.3f s (virtual)",
+                 s["virtual_now_s"], s["events"], s["lag_mean_s"], s["lag_max_s"])
+
+
+def print_ready(bound: list[str], gw: EmulatedGateway) -> None:
+    """Tell a parent process where we listen, the clock mapping, then READY."""
+    for uri in bound:
+        sys.stdout.write(f"listening {uri}\n")
+    d = gw.driver
+    sys.stdout.write(f"clock epoch={d.wall_epoch:.6f} scale={d.time_scale:g} "
+                     f"now={d.now():.3f}\n")
+    for prefix in gw.edge.registered():
+        sys.stdout.write(f"registered {prefix}\n")
+    sys.stdout.write("READY\n")
+    sys.stdout.flush()
