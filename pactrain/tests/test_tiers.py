@@ -48,8 +48,17 @@ def test_error_feedback_returns_what_was_dropped() -> None:
     memory.store((0, 8), 8, kept, torch.tensor([0.5, -1.0, 2.0]))
     values = memory.compensate((0, 8), kept, torch.ones(3))
     assert values.tolist() == [1.5, 0.0, 3.0]
+    # a checkpoint stores residuals per parameter; a new layout (b before a) gets them back
+    saved = memory.state_dict({(0, 8): (("a", 0, 3), ("b", 3, 5))})
     restored = ErrorFeedback()
-    restored.load_state_dict(memory.state_dict())
-    assert torch.equal(restored.residuals[(0, 8)], memory.residuals[(0, 8)])
+    restored.load_state_dict(saved)
+    restored.materialize((1, 8), (("b", 0, 5), ("a", 5, 3)))
+    assert restored.residuals[(1, 8)].tolist() == [0, 0, 2.0, 0, 0, 0.5, 0, -1.0]
+    assert not restored.pending
+    # DDP rebuilds its buckets: the residual follows its parameters to their new offsets
+    restored.release((1, 8), (("b", 0, 5), ("a", 5, 3)))
+    restored.materialize((0, 8), (("a", 0, 3), ("b", 3, 5)))
+    assert restored.residuals[(0, 8)].tolist() == [0.5, 0, -1.0, 0, 0, 2.0, 0, 0]
+    assert (1, 8) not in restored.residuals
     memory.drop((0, 8))
     assert memory.compensate((0, 8), kept, torch.ones(3)).tolist() == [1.0, 1.0, 1.0]

@@ -69,32 +69,49 @@ class BucketLayout:
         numel: entries in the bucket.
         kept: int64 flat positions of unpruned entries, ascending.
         flat_mask: bool mask over the whole bucket (True = kept).
+        slots: (canonical parameter name, offset, numel) of each parameter, bucket order.
+        kept_per_slot: kept entries of each slot (sizes of the per-parameter draws).
+        slot_ids: canonical index of each slot's parameter (seeds its ternary draws).
     """
 
     key: tuple
     numel: int
     kept: torch.Tensor
     flat_mask: torch.Tensor
+    slots: tuple[tuple[str, int, int], ...] = ()
+    kept_per_slot: tuple[int, ...] = ()
+    slot_ids: tuple[int, ...] = ()
 
 
 def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: tuple,
-                 ) -> BucketLayout:
-    """Lay the parameters' masks out in bucket order (offsets read from the grad views)."""
+                 names: dict[int, tuple[int, str]]) -> BucketLayout:
+    """Lay the parameters' masks out in bucket order (offsets read from the grad views).
+
+    ``names`` maps ``id(param)`` to its canonical (index, name) in the model, which keys
+    per-parameter state that must survive a change of bucket layout.
+    """
     buffer = bucket.buffer()
     flat = torch.ones(buffer.numel(), dtype=torch.bool, device=buffer.device)
     base = buffer.data_ptr()
-    for param, grad in zip(bucket.parameters(), bucket.gradients(), strict=True):
-        mask = masks.get(id(param))
-        if mask is None:
-            continue
+    slots, kept_per_slot, slot_ids = [], [], []
+    for position, (param, grad) in enumerate(
+            zip(bucket.parameters(), bucket.gradients(), strict=True)):
         offset = (grad.data_ptr() - base) // grad.element_size()
         if offset < 0 or offset + grad.numel() > buffer.numel():
             raise RuntimeError(
                 f"gradient of a parameter is not a view of bucket {bucket.index()}'s buffer; "
                 "this DDP version lays buckets out differently, which PacTrain does not support"
             )
-        flat[offset:offset + grad.numel()] = mask.reshape(-1).to(flat.device)
-    return BucketLayout(key, buffer.numel(), flat.nonzero().squeeze(1), flat)
+        fallback = (-1 - position, f"bucket{bucket.index()}.{position}")
+        canonical, name = names.get(id(param), fallback)
+        mask = masks.get(id(param))
+        if mask is not None:
+            flat[offset:offset + grad.numel()] = mask.reshape(-1).to(flat.device)
+        slots.append((name, offset, grad.numel()))
+        kept_per_slot.append(grad.numel() if mask is None else int(mask.sum()))
+        slot_ids.append(canonical)
+    return BucketLayout(key, buffer.numel(), flat.nonzero().squeeze(1), flat,
+                        tuple(slots), tuple(kept_per_slot), tuple(slot_ids))
 
 
 class CompactionState:
@@ -107,6 +124,9 @@ class CompactionState:
             per-rank generator of ternary draws).
         policy: :class:`FixedPolicy` or :class:`AdaptivePolicy`.
         error_feedback: keep residuals of lossy tiers.
+        model: the module whose parameters DDP buckets (names per-parameter state so a
+            resumed run with another bucket layout continues identically); ``None``
+            names parameters by the pruner's names and their bucket positions.
 
     Raises:
         ValueError: world size above 127 with the ternary tier forced.
@@ -115,6 +135,7 @@ class CompactionState:
     def __init__(
         self, process_group: Any, tracker: MaskTracker, world_size: int, rank: int,
         seed: int, policy: FixedPolicy | AdaptivePolicy, error_feedback: bool = True,
+        model: torch.nn.Module | None = None,
     ) -> None:
         if isinstance(policy, FixedPolicy) and policy.tier not in TIERS:
             raise ValueError(f"unknown tier {policy.tier!r}; choose one of {TIERS}")
@@ -136,13 +157,15 @@ class CompactionState:
         self.seed = seed
         self.policy = policy
         self.error_feedback = ErrorFeedback() if error_feedback else None
-        self.generator = torch.Generator().manual_seed(seed * 1_000_003 + 7919 * rank + 1)
+        self.step = 0  # synchronized steps seen (seeds the ternary draws)
         self.payload = PayloadCounter()
         self.tier_counts: dict[int, Counter] = {}
         self.comm_seconds = 0.0
         self.layouts: dict[int, BucketLayout] = {}
         self.decisions: dict[int, tuple[tuple, int, TierDecision]] = {}
-        self._param_names = {id(p): name for name, p in tracker.pruner.params.items()}
+        self._mask_names = {id(p): name for name, p in tracker.pruner.params.items()}
+        named = model.named_parameters() if model is not None else tracker.pruner.params.items()
+        self._canonical = {id(p): (i, name) for i, (name, p) in enumerate(named)}
 
     # -- caches --------------------------------------------------------------------------
     def layout(self, bucket: dist.GradBucket) -> BucketLayout:
@@ -154,10 +177,26 @@ class CompactionState:
         if cached is not None and cached.key == key:
             return cached
         masks = {pid: self.tracker.pruner.masks[name]
-                 for pid, name in self._param_names.items()}
-        layout = build_layout(bucket, masks, key)
+                 for pid, name in self._mask_names.items()}
+        layout = build_layout(bucket, masks, key, self._canonical)
         self.layouts[bucket.index()] = layout
+        if self.error_feedback is not None:
+            if cached is not None and cached.slots != layout.slots:
+                # DDP rebuilt its buckets: move residuals to the parameters' new places
+                self.error_feedback.release((bucket.index(), cached.numel), cached.slots)
+            self.error_feedback.materialize((bucket.index(), layout.numel), layout.slots)
         return layout
+
+    def uniform_draws(self, layout: BucketLayout) -> torch.Tensor:
+        """U[0,1) per kept entry, drawn per parameter from a generator seeded by (seed,
+        rank, step, parameter): the same numbers reach the same weights whatever the
+        bucket layout, which keeps a resumed run identical to an uninterrupted one."""
+        draws = []
+        for canonical, count in zip(layout.slot_ids, layout.kept_per_slot, strict=True):
+            mixed = ((self.seed * 1_000_003 + self.rank) * 1_000_033 + self.step) * 4099
+            generator = torch.Generator().manual_seed((mixed + canonical) % (2 ** 63))
+            draws.append(torch.rand(count, generator=generator))
+        return torch.cat(draws) if draws else torch.zeros(0)
 
     def decide(self, index: int, layout: BucketLayout) -> TierDecision:
         """The bucket's tier, recomputed when the layout or the policy changes."""
@@ -193,12 +232,14 @@ class CompactionState:
 
     # -- checkpoint ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Masks, mask version, schedule position, residuals, link model, generator."""
+        """Masks, mask version, schedule position, residuals, link model, step counter."""
         return {
             "tracker": self.tracker.state_dict(),
             "policy": self.policy.state_dict(),
-            "residuals": self.error_feedback.state_dict() if self.error_feedback else {},
-            "generator": self.generator.get_state(),
+            "residuals": self.error_feedback.state_dict(
+                {(i, lay.numel): lay.slots for i, lay in self.layouts.items()})
+            if self.error_feedback else {},
+            "step": self.step,
             "tier_counts": {i: dict(c) for i, c in self.tier_counts.items()},
         }
 
@@ -208,7 +249,7 @@ class CompactionState:
         self.policy.load_state_dict(state["policy"])
         if self.error_feedback is not None:
             self.error_feedback.load_state_dict(state["residuals"])
-        self.generator.set_state(state["generator"])
+        self.step = int(state["step"])
         self.tier_counts = {int(i): Counter(c) for i, c in state["tier_counts"].items()}
         self.layouts.clear()
         self.decisions.clear()
@@ -280,7 +321,7 @@ def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Ten
                  layout: BucketLayout) -> torch.futures.Future:
     """Stochastic ternary int8 codes of the kept entries under a group-wide MAX scale."""
     values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "ternary")
-    uniform = torch.rand(values.numel(), generator=state.generator)
+    uniform = state.uniform_draws(layout)
     scale = values.abs().max().reshape(1) if values.numel() else torch.zeros(1)
     state.all_reduce(scale, "all_reduce_max", dist.ReduceOp.MAX).wait()
     shared = float(scale[0])
@@ -326,4 +367,5 @@ def compaction_hook(state: CompactionState, bucket: dist.GradBucket,
     future = TIER_SENDERS[tier](state, (index, layout.numel), buffer, layout)
     if bucket.is_last():
         state.payload.end_step()
+        state.step += 1
     return future

@@ -59,6 +59,10 @@ def ternary_decode(summed: torch.Tensor, scale: float, world_size: int) -> torch
     return summed.to(torch.float32) * (scale / world_size)
 
 
+#: One parameter's place in a bucket: (canonical name, offset in the bucket, numel).
+Slot = tuple[str, int, int]
+
+
 @dataclass
 class ErrorFeedback:
     """Residuals of lossy tiers, one per bucket (index, size), in bucket coordinates.
@@ -66,9 +70,36 @@ class ErrorFeedback:
     Before compression the residual of the kept positions is added to the gradient; after
     it, what the tier did not deliver locally is stored back. Positions pruned later are
     never read again, so a mask change needs no remapping.
+
+    DDP lays parameters out differently before and after its first-iteration rebuild, so a
+    checkpoint stores residuals per parameter (:meth:`state_dict` splits them by the
+    buckets' slots); after loading they wait in ``pending`` until :meth:`materialize`
+    places them into whatever bucket layout the resumed run has.
     """
 
     residuals: dict[tuple[int, int], torch.Tensor] = field(default_factory=dict)
+    pending: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    def materialize(self, key: tuple[int, int], slots: tuple[Slot, ...]) -> None:
+        """Move pending per-parameter residuals of ``slots`` into bucket ``key``."""
+        if not self.pending or not any(name in self.pending for name, _, _ in slots):
+            return
+        residual = self.residuals.get(key)
+        if residual is None:
+            residual = torch.zeros(key[1], dtype=torch.float32)
+            self.residuals[key] = residual
+        for name, offset, numel in slots:
+            piece = self.pending.pop(name, None)
+            if piece is not None:
+                residual[offset:offset + numel] = piece.to(residual.device)
+
+    def release(self, key: tuple[int, int], slots: tuple[Slot, ...]) -> None:
+        """Split bucket ``key``'s residual into per-parameter pending pieces (its layout
+        is about to change); :meth:`materialize` places them into the new layout."""
+        residual = self.residuals.pop(key, None)
+        if residual is not None:
+            for name, offset, numel in slots:
+                self.pending[name] = residual[offset:offset + numel].clone()
 
     def compensate(self, key: tuple[int, int], kept: torch.Tensor,
                    values: torch.Tensor) -> torch.Tensor:
@@ -91,11 +122,14 @@ class ErrorFeedback:
         """Forget the residual of ``key`` (after a lossless tier delivered it)."""
         self.residuals.pop(key, None)
 
-    def state_dict(self) -> dict:
-        return {f"{i}:{n}": r.clone() for (i, n), r in self.residuals.items()}
+    def state_dict(self, slots: dict[tuple[int, int], tuple[Slot, ...]]) -> dict:
+        """Residuals per parameter name; ``slots`` maps each bucket key to its layout."""
+        per_param = {name: r.clone() for name, r in self.pending.items()}
+        for key, residual in self.residuals.items():
+            for name, offset, numel in slots.get(key, ()):
+                per_param[name] = residual[offset:offset + numel].clone()
+        return per_param
 
     def load_state_dict(self, state: dict) -> None:
         self.residuals = {}
-        for key, residual in state.items():
-            index, numel = key.split(":")
-            self.residuals[(int(index), int(numel))] = residual.clone()
+        self.pending = {name: r.clone() for name, r in state.items()}

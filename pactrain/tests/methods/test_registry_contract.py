@@ -6,8 +6,13 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from pactrain.masks import MaskTracker
-from pactrain.methods import HookRegistrationError, MethodConfig, attach, get_method
-from pactrain.methods import load_builtin_methods
+from pactrain.methods import (
+    HookRegistrationError,
+    MethodConfig,
+    attach,
+    get_method,
+    load_builtin_methods,
+)
 from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.train.local_group import run_on_local_group
 

@@ -9,7 +9,7 @@ from pactrain.models.digits_cnn import load_split
 
 
 def test_split_is_fixed_and_disjoint() -> None:
-    x_train, y_train, x_test, y_test = load_split()
+    x_train, y_train, _x_test, y_test = load_split()
     assert x_train.shape[1:] == (1, 8, 8) and len(y_train) + len(y_test) == 1797
     assert len(y_test) == 449 or len(y_test) == 450
     assert float(x_train.max()) <= 1.0 and float(x_train.min()) >= 0.0

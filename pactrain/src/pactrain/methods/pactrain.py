@@ -86,7 +86,8 @@ def make_pactrain(
             policy.link = probe_link(process_group)
             policy.compute = probe_compute(process_group, seed=config.seed)
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
-                            config.seed, policy, config.error_feedback)
+                            config.seed, policy, config.error_feedback,
+                            model=getattr(ddp_model, "module", ddp_model))
     return PacTrainMethod(state, config.refresh_every)
 
 
