@@ -83,6 +83,7 @@ def run_cell(config: BenchConfig, cell: Cell, network: BenchNetwork) -> Row:
     """Shape the links for ``cell`` and run it; failures become rows with ``error``."""
     network.shape(cell.bandwidth)
     label = network.label(cell.bandwidth)
+    started = time.perf_counter()
     try:
         result = run_training(
             run_config(config, cell), command_prefix_for_rank=network.prefix,
@@ -90,7 +91,9 @@ def run_cell(config: BenchConfig, cell: Cell, network: BenchNetwork) -> Row:
         )
     except (WorkerFailedError, TrainingTimeoutError) as err:
         return failed_row(cell, label, config, str(err)[-2000:])
-    return row_from_result(cell, label, result)
+    row = row_from_result(cell, label, result)
+    row["run_wall_s"] = time.perf_counter() - started  # with process start-up and eval
+    return row
 
 
 @dataclass
