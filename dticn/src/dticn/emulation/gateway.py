@@ -50,8 +50,9 @@ STATUS_PREFIX = "/localhost/dticn/status"
 
 
 class StaticRoutesFirst(ForwarderHooks):
-    """The scheme's hooks, except that names under a static route to another gateway are
-    forwarded by the strategy (a RICE scheme would otherwise NACK them as unregistered)."""
+    """The scheme's hooks, except for names the gateway serves otherwise: ``/localhost``
+    (management, status) and static routes to another gateway. Those go to the strategy;
+    a RICE scheme would otherwise NACK them as names of no registered node."""
 
     def __init__(self, scheme: ForwarderHooks, prefixes: Sequence[Name]) -> None:
         self.scheme = scheme
@@ -134,8 +135,7 @@ async def serve_gateway(
         fw.add_route(name_from_str(prefix), face.face_id)
         static.append(name_from_str(prefix))
         log.info("route %s -> face %d %s", prefix, face.face_id, target)
-    if static:
-        fw.hooks = StaticRoutesFirst(gw.edge.scheme, static)
+    fw.hooks = StaticRoutesFirst(gw.edge.scheme, [name_from_str("/localhost"), *static])
     gw.edge.start()
     gw.driver.start()
     log.info("emulating %s: scheme %s, %d nodes %s, time scale %g, seed %d",
