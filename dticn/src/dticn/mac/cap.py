@@ -40,6 +40,16 @@ class CapAccess:
         self._ack_timer: Any = None
         self.ack_s = time_on_air(platform.phy, config.ack_bytes)
         self.backoff_log: list[int] = []
+        #: Called instead of sleeping between steps (a node listening through the CAP).
+        self.idle_policy: Callable[[], None] | None = None
+        self._holding = False
+        #: ``on_hold(True)`` when a transaction takes the radio, ``on_hold(False)`` on release.
+        self.on_hold: Callable[[bool], None] | None = None
+
+    @property
+    def awaiting_ack(self) -> bool:
+        """The radio is in RX for this transaction's ACK right now."""
+        return self._ack_timer is not None
 
     def submit(self, frame: Frame) -> None:
         self.queue.append(frame)
@@ -68,29 +78,49 @@ class CapAccess:
         self.on_finished(frame, status, self._transmissions)
         self._next()
 
+    def _state(self) -> RadioState:
+        return getattr(self.p.radio, "state", RadioState.STANDBY)
+
     def _radio_sleep(self) -> None:
-        radio = self.p.radio
-        if getattr(radio, "state", RadioState.STANDBY) is not RadioState.SLEEP:
-            radio.sleep()
+        """Release the radio if this transaction holds it: the owner's idle policy (sleep, or
+        RX when it listens through the CAP). A radio it does not hold (a beacon window that
+        was open when the frame arrived) is left alone."""
+        if not self._holding:
+            return
+        self._holding = False
+        if self.on_hold is not None:
+            self.on_hold(False)
+        if self.idle_policy is not None:
+            self.idle_policy()
+        elif self._state() is not RadioState.SLEEP:
+            self.p.radio.sleep()
+
+    def _hold(self) -> None:
+        if self._state() is RadioState.SLEEP:
+            self.p.radio.wake()
+        if not self._holding and self.on_hold is not None:
+            self.on_hold(True)
+        self._holding = True
+
+    def _ensure_awake(self) -> None:
+        self._hold()
+        if self._state() is RadioState.RX:
+            self.p.radio.idle()
 
     def _at(self, when: float, fn: Callable[[], Any]) -> None:
-        """Run ``fn`` at ``when`` with the radio awake; sleep meanwhile if worth it."""
+        """Run ``fn`` at ``when`` with the radio awake; release it meanwhile if worth it."""
         now = self.p.clock.now()
         wake = self.cfg.wakeup_s
-        radio = self.p.radio
-        asleep = getattr(radio, "state", RadioState.STANDBY) is RadioState.SLEEP
         if when - now > 2 * wake:
-            if not asleep:
-                radio.sleep()
+            self._radio_sleep()
 
             def wake_then() -> None:
-                radio.wake()
+                self._hold()
                 self.p.clock.call_later(max(when - self.p.clock.now(), 0.0), fn)
 
             self.p.clock.call_later(when - wake - now, wake_then)
         else:
-            if asleep:
-                radio.wake()
+            self._hold()
             self.p.clock.call_later(max(when - now, 0.0), fn)
 
     # -- CSMA/CA steps ------------------------------------------------------------
@@ -109,6 +139,7 @@ class CapAccess:
             self._finish(Status.CHANNEL_ACCESS_FAILURE)
 
     def _cca(self) -> None:
+        self._ensure_awake()
         self.p.radio.cad(self.cfg.cap_channel, self.cfg.timing.cca_s, self._cca_done)
 
     def _cca_done(self, idle: bool) -> None:
@@ -144,6 +175,7 @@ class CapAccess:
     def _send(self) -> None:
         frame = self._frame
         assert frame is not None
+        self._ensure_awake()
         toa = time_on_air(self.p.phy, frame.psdu_bytes)
         self.p.duty.record(self.cfg.cap_channel, self.p.clock.now(), toa)
         self._transmissions += 1
@@ -182,5 +214,6 @@ class CapAccess:
         if self._retries > self.cfg.csma.max_frame_retries:
             self._finish(Status.NO_ACK)
             return
-        radio.idle()
+        if self._state() is not RadioState.SLEEP:
+            radio.idle()
         self._attempt()

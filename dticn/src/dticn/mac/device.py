@@ -65,6 +65,14 @@ class DsmeDevice:
         self.downlink: list[Gts] = []
         self.gts_queue: deque[MacRequest] = deque()
         self.cap = CapAccess(platform, config, self._cap_finished, self._cap_event)
+        self.cap.idle_policy = self._cap_idle
+        self._in_cap_listen = False
+        #: Closed-form upkeep with cap_rx: CAP time the node's own CAP transactions held the
+        #: radio (not idle listening, so the closed form must not book it as RX again).
+        self.cap_held_s = 0.0
+        self._held_since: float | None = None
+        if upkeep == "closed" and config.cap_rx:
+            self.cap.on_hold = self._cap_hold
         self._cap_requests: dict[int, MacRequest] = {}
         self._seq = 0
         self._last_seq: dict[int, int] = {}
@@ -332,12 +340,24 @@ class DsmeDevice:
         offset = when % timing.multisuperframe_s
         return min(cells, key=lambda g: abs(g.offset(timing) - offset))
 
+    def _take_radio(self) -> bool:
+        """Get the radio to standby for a slot: wake it, or end listening through the CAP
+        (the CAP ends where the first GTS begins); False when it is busy."""
+        state = self._radio_state()
+        if state is RadioState.SLEEP:
+            self.p.radio.wake()
+            return True
+        if (state is RadioState.RX and self._in_cap_listen and not self.cap.busy
+                and not self.p.radio.receiving()):
+            self.p.radio.idle()
+            return True
+        return False
+
     def _gts_wake(self, cell: Gts) -> None:
         self._gts_wake_handle = None
-        if self._radio_state() is not RadioState.SLEEP or self.sync is not SyncState.TRACKING:
+        if self.sync is not SyncState.TRACKING or not self._take_radio():
             self._kick_gts_later()
             return
-        self.p.radio.wake()
         self.p.clock.call_later(self.cfg.wakeup_s, self._gts_send, cell)
 
     def _kick_gts_later(self) -> None:
@@ -417,16 +437,18 @@ class DsmeDevice:
                                 self._cap_listen_wake, start)
 
     def _cap_listen_wake(self, start: float) -> None:
-        if self._radio_state() is not RadioState.SLEEP or self.cap.busy:
-            self._schedule_cap_listen(start)
-            return
-        self.p.radio.wake()
-        self.p.clock.call_later(self.cfg.wakeup_s, self._cap_listen_open, start)
-
-    def _cap_listen_open(self, start: float) -> None:
-        self.p.radio.start_rx(self.cfg.cap_channel)
+        self._in_cap_listen = True
         length = self.cfg.timing.cap_slots * self.cfg.timing.slot_s
-        self.p.clock.call_later(length, self._cap_listen_close, start)
+        self.p.clock.call_later(start + length - self.p.clock.now(), self._cap_listen_close,
+                                start)
+        if self._radio_state() is RadioState.SLEEP:
+            self.p.radio.wake()
+            self.p.clock.call_later(self.cfg.wakeup_s, self._cap_listen_open)
+        # else: a CAP transaction holds the radio; its idle policy returns to RX after it.
+
+    def _cap_listen_open(self) -> None:
+        if self._in_cap_listen and self._radio_state() is RadioState.STANDBY:
+            self.p.radio.start_rx(self.cfg.cap_channel)
 
     def _cap_listen_close(self, start: float) -> None:
         radio = self.p.radio
@@ -435,9 +457,40 @@ class DsmeDevice:
             self.p.clock.call_later(until - self.p.clock.now() + 1e-6,
                                     self._cap_listen_close, start)
             return
-        if self._radio_state() is RadioState.RX and radio.channel == self.cfg.cap_channel:
+        self._in_cap_listen = False
+        # Sleep unless a CAP transaction is waiting for its ACK right now (a transaction
+        # that only waits for its next backoff wakes the radio itself when it needs it).
+        if (self._radio_state() is RadioState.RX and radio.channel == self.cfg.cap_channel
+                and not self.cap.awaiting_ack):
             radio.sleep()
         self._schedule_cap_listen(start)
+
+    def _cap_hold(self, taken: bool) -> None:
+        now = self.p.clock.now()
+        if taken:
+            self._held_since = now
+            return
+        if self._held_since is None:
+            return
+        timing = self.cfg.timing
+        cap_start, cap_end = timing.cap_window(int(self._held_since // timing.superframe_s))
+        overlap = min(now, cap_end) - max(self._held_since, cap_start)
+        if overlap > 0:
+            self.cap_held_s += overlap
+        self._held_since = None
+
+    def _cap_idle(self) -> None:
+        """CapAccess between steps: back to RX while listening through the CAP, else sleep."""
+        state = self._radio_state()
+        if self._in_cap_listen and self.upkeep == "events":
+            if state is RadioState.SLEEP:
+                self.p.radio.wake()
+            elif state is not RadioState.STANDBY and state is not RadioState.RX:
+                self.p.radio.idle()
+            if self._radio_state() is RadioState.STANDBY:
+                self.p.radio.start_rx(self.cfg.cap_channel)
+        elif state is not RadioState.SLEEP:
+            self.p.radio.sleep()
 
     # -- downlink GTS -------------------------------------------------------------------
     def _schedule_downlink(self, cell: Gts, after: float) -> None:
@@ -448,10 +501,9 @@ class DsmeDevice:
                                 self._downlink_wake, cell, when)
 
     def _downlink_wake(self, cell: Gts, when: float) -> None:
-        if self._radio_state() is not RadioState.SLEEP:
+        if not self._take_radio():
             self._schedule_downlink(cell, when)
             return
-        self.p.radio.wake()
         self.p.clock.call_later(self.cfg.wakeup_s, self._downlink_open, cell, when)
 
     def _downlink_open(self, cell: Gts, when: float) -> None:

@@ -171,7 +171,8 @@ class RadioNetwork:
                 p_beacon = reception_probability(ctx.margin_db(i), s.fading_sigma_db)
                 counts = book_upkeep(meter, ctx.mac, start=dev.tracking_since, end=horizon,
                                      beacon_toa_s=ctx.beacon_toa_s, downlink=dev.downlink,
-                                     beacon_loss_prob=1.0 - p_beacon)
+                                     beacon_loss_prob=1.0 - p_beacon,
+                                     cap_busy_s=dev.cap_held_s)
                 st.lost_beacons = counts["lost_beacons"]
                 st.sync_losses = counts["sync_losses"]
             else:

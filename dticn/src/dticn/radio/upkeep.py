@@ -19,9 +19,13 @@ from dticn.mac.states import RadioState
 
 
 def book_upkeep(meter: EnergyMeter, cfg: MacConfig, *, start: float, end: float,
-                beacon_toa_s: float, downlink: list[Gts], beacon_loss_prob: float = 0.0
-                ) -> dict[str, float]:
-    """Add the upkeep of a node tracking from ``start`` to ``end``; returns the counts."""
+                beacon_toa_s: float, downlink: list[Gts], beacon_loss_prob: float = 0.0,
+                cap_busy_s: float = 0.0) -> dict[str, float]:
+    """Add the upkeep of a node tracking from ``start`` to ``end``; returns the counts.
+
+    ``cap_busy_s``: with ``cap_rx``, CAP time already booked live by the node's own CAP
+    transactions (CCA, TX, ACK wait), which is not listening time.
+    """
     timing = cfg.timing
     lead = cfg.beacon_guard_s + cfg.wakeup_s
     beacons = timing.count_periodic(0.0, timing.beacon_interval_s, start + lead, end + lead)
@@ -40,7 +44,8 @@ def book_upkeep(meter: EnergyMeter, cfg: MacConfig, *, start: float, end: float,
     caps = 0
     if cfg.cap_rx:
         caps = timing.count_periodic(timing.slot_s, timing.superframe_s, start, end)
-        rx += caps * timing.cap_slots * timing.slot_s
+        # Minus the CAP time the node's own transactions held the radio (booked live).
+        rx += max(caps * timing.cap_slots * timing.slot_s - cap_busy_s, 0.0)
         standby += caps * cfg.wakeup_s
         wakeups += caps
     # Sync loss: macMaxLostBeacons misses in a row after a received beacon; the node then
