@@ -104,7 +104,7 @@ class EdgeScenario:
         mean = sum(self.interval_s) / 2
         exp = Experiment(config=self.scheme, seed=self.seed, nodes=self.nodes,
                          interval_s=self.interval_s, warmup_s=self.first_item_s,
-                         duration_s=mean * self.items)
+                         duration_s=mean + self.interval_s[1] * self.items)
         return [float(t) for t in transaction_times(exp, node)][: self.items]
 
     def with_(self, **changes: Any) -> EdgeScenario:
