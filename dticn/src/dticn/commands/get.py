@@ -13,6 +13,12 @@ def get(
     must_be_fresh: bool = typer.Option(False, "--must-be-fresh"),
     lifetime_ms: int = typer.Option(4000, "--lifetime", help="InterestLifetime in ms."),
     transport: str = typer.Option("", help="Forwarder URI; default $NDN_CLIENT_TRANSPORT."),
+    wait_hints: bool = typer.Option(
+        False, "--wait-hints",
+        help="Follow DT-ICN wait hints (RICE): ask again, MustBeFresh, after each hint.",
+    ),
+    deadline_s: float = typer.Option(
+        150.0, "--deadline", help="With --wait-hints: give up after this many seconds."),
 ) -> None:
     """Express one Interest; print the Data name and content, or the Nack/timeout."""
     from ndn.encoding import Name
@@ -24,6 +30,12 @@ def get(
     status = {"code": 0}
 
     async def run() -> None:
+        if wait_hints:
+            from dticn.emulation.client import follow_hints_cli
+
+            status["code"] = await follow_hints_cli(app, name, deadline_s, lifetime_ms)
+            app.shutdown()
+            return
         try:
             data_name, meta, content = await app.express_interest(
                 name, must_be_fresh=must_be_fresh, can_be_prefix=can_be_prefix,
