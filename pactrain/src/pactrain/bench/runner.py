@@ -25,6 +25,9 @@ from pactrain.train.launch import TrainingTimeoutError, WorkerFailedError, run_t
 
 Row = dict[str, Any]
 
+#: Models trained on generated data: their accuracy means nothing, so it is not measured.
+GENERATED_DATA_MODELS = frozenset({"resnet18", "vit-tiny"})
+
 
 def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
     """The training run of ``cell``: one-shot pruning at step 0, the bench's sizes."""
@@ -34,6 +37,7 @@ def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
         warmup_steps=config.warmup_steps, prune_start=0.0, prune_end=0.0,
         method_options=config.method_options(cell.method), timeout_s=config.run_timeout_s,
     )
+    base.evaluate = cell.model not in GENERATED_DATA_MODELS
     for key, value in overrides.items():
         setattr(base, key, value)
     return base
