@@ -591,7 +591,8 @@ class DsmeDevice:
             state = self._radio_state()
             if state is RadioState.SLEEP:
                 radio.wake()
-            elif state is RadioState.CAD:
+            elif state in (RadioState.CAD, RadioState.TX):
+                self._emit("ack_skipped", src=frame.src)   # radio busy: the sender retries
                 return
             toa = self.ack_s
             self.p.duty.record(channel, self.p.clock.now(), toa)
