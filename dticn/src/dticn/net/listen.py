@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from dticn.forwarder.face import Face
+from dticn.forwarder.face import Face, FaceScope
 from dticn.forwarder.forwarder import Forwarder
 from dticn.net.stream import StreamProtocol, UdpProtocol
 
@@ -67,7 +67,7 @@ async def open_listener(
 
 
 async def open_connection(forwarder: Forwarder, uri: ListenUri) -> Face:
-    """Dial a remote forwarder (tcp or unix) and return the new face (already added)."""
+    """Dial a remote forwarder (tcp, unix or udp) and return the new face (already added)."""
     loop = asyncio.get_running_loop()
     if uri.scheme == "unix":
         _, proto = await loop.create_unix_connection(
@@ -77,7 +77,18 @@ async def open_connection(forwarder: Forwarder, uri: ListenUri) -> Face:
         _, proto = await loop.create_connection(
             lambda: StreamProtocol(forwarder, "tcp", dialed=True), uri.host, uri.port
         )
+    elif uri.scheme == "udp":
+        transport, udp = await loop.create_datagram_endpoint(
+            lambda: UdpProtocol(forwarder), remote_addr=(uri.host, uri.port))
+        peer = transport.get_extra_info("peername")
+        face = udp.face_for((peer[0], peer[1]))
+        if face is None:
+            transport.close()
+            raise ConnectionError(f"udp://{uri.host}:{uri.port}: UDP face limit reached")
+        face.scope = FaceScope.NON_LOCAL     # a link to another forwarder, as for tcp
+        face.permanent = True
+        return face
     else:
-        raise ValueError(f"cannot dial {uri.scheme}:// (only tcp:// and unix://)")
+        raise ValueError(f"cannot dial {uri.scheme}:// (tcp://, udp:// or unix://)")
     assert proto.face is not None
     return proto.face

@@ -185,6 +185,8 @@ class UdpFace(Face):
         self._transport = transport
         self.addr = addr
         self.last_seen = 0.0
+        self.permanent = False
+        """Dialed faces (static routes) are never closed as idle (NFD: permanent)."""
 
     def transmit(self, frame: bytes) -> None:
         self._transport.sendto(frame, self.addr)
@@ -219,7 +221,7 @@ class UdpProtocol(asyncio.DatagramProtocol):
     def _sweep(self) -> None:
         now = asyncio.get_running_loop().time()
         for face in list(self._faces.values()):
-            if now - face.last_seen > self._idle_timeout:
+            if not face.permanent and now - face.last_seen > self._idle_timeout:
                 face.close()
         self._schedule_sweep()
 
@@ -229,19 +231,28 @@ class UdpProtocol(asyncio.DatagramProtocol):
         for face in list(self._faces.values()):
             face.close()
 
-    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+    def face_for(self, addr: tuple[str, int]) -> UdpFace | None:
+        """The face of remote ``addr``, created (and added to the forwarder) on first use;
+        None when the face limit is reached. Dialing a peer (``open_connection``) uses
+        this too, so a route can point at a face before the peer has sent anything."""
         if self._transport is None:
-            return
+            return None
         key = (addr[0], addr[1])
         face = self._faces.get(key)
         if face is None:
             if len(self._faces) >= self._max_faces:
                 self._forwarder.counters.drop("udp_face_limit")
-                return
+                return None
             face = UdpFace(self._transport, key, self._local_uri)
             face.add_close_callback(lambda f: self._faces.pop(key, None))
             self._faces[key] = face
             self._forwarder.add_face(face)
+        return face
+
+    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
+        face = self.face_for(addr)
+        if face is None:
+            return
         face.last_seen = asyncio.get_running_loop().time()
         if len(data) > MAX_FRAME:
             self._forwarder.counters.drop("oversized_frame")
