@@ -1,0 +1,199 @@
+"""The emulated gateway as a real process, with an unmodified python-ndn consumer
+(``dticn/examples/wait_hint_consumer.py``, the snippet of docs/dticn-emulation.md).
+
+Time to content measured in emulation is compared with the simulator's prediction for
+the same scenario and seed (:func:`dticn.emulation.predict.predict`). Tolerance, per item:
+``max(10% of the prediction, 2 virtual s)``. Why: every exchange of the real consumer
+crosses loopback and python-ndn (a few ms of wall time, times the time scale of 40),
+asyncio sleeps overshoot by a few ms, and the driver runs events a few ms late on a loaded
+host (its lag). 2 virtual s = 50 ms of wall time at scale 40. A scheduling error of one
+DSME slot or one extra wait hint (30.72 s, one multisuperframe) cannot hide in it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from dticn.emulation.predict import predict
+from dticn.emulation.scenario import EdgeScenario
+
+EXAMPLE = str(Path(__file__).parents[2] / "examples" / "wait_hint_consumer.py")
+SCALE = 40.0
+SEED = 2
+
+
+def tolerance(predicted_s: float) -> float:
+    """Allowed |emulated - predicted| time to content (see module docstring)."""
+    return max(0.1 * predicted_s, 2.0)
+
+
+def _read_until(proc: subprocess.Popen[str], marker: str, timeout: float) -> list[str]:
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None
+    os.set_blocking(proc.stdout.fileno(), True)
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line.strip())
+        if line.strip() == marker:
+            return lines
+    raise AssertionError(f"no {marker!r} within {timeout}s; got {lines}; rc={proc.poll()}")
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
+@contextmanager
+def gateway(tmp_path: Path, *args: str, name: str = "gw") -> Iterator[dict[str, list[str]]]:
+    """A ``dticn gateway`` process; yields its ``listening`` URIs by scheme."""
+    log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dticn.cli", "gateway", "--time-scale", str(SCALE),
+         "--seed", str(SEED), "--status-every", "1", *args],
+        stdout=subprocess.PIPE, stderr=log, text=True)
+    try:
+        lines = _read_until(proc, "READY", 30)
+        uris: dict[str, list[str]] = {}
+        for ln in lines:
+            if ln.startswith("listening "):
+                uri = ln.split()[1]
+                uris.setdefault(uri.split(":")[0], []).append(uri)
+        uris["registered"] = [ln.split()[1] for ln in lines if ln.startswith("registered")]
+        yield uris
+    finally:
+        _stop(proc)
+        log.close()
+
+
+def _example(transport: str, *args: str, timeout: float = 40) -> tuple[int, list[str]]:
+    proc = subprocess.run([sys.executable, EXAMPLE, "--transport", transport, *args],
+                          capture_output=True, text=True, timeout=timeout)
+    return proc.returncode, proc.stdout.splitlines() + proc.stderr.splitlines()
+
+
+def _stable_times(scenario: EdgeScenario, name: str, candidates: list[float]) -> float:
+    """A request time whose predicted time to content does not change within +-2 s, so
+    scheduling jitter cannot move the request across a DSME slot boundary."""
+    for t in candidates:
+        ttcs = [predict(scenario, [(t + d, name)])[name].time_to_content for d in (-2, 0, 2)]
+        if None not in ttcs and max(ttcs) - min(ttcs) < 0.5:  # type: ignore[type-var]
+            return t
+    raise AssertionError(f"no stable request time for {name} among {candidates}")
+
+
+@pytest.mark.slow
+def test_rice_python_ndn_consumer_follows_the_hint_and_agrees_with_the_simulator(
+        tmp_path: Path) -> None:
+    scenario = EdgeScenario(scheme="rice", nodes=2, seed=SEED)
+    wanted = ["/node1/0", "/node2/1", "/node1/2"]
+    starts = [_stable_times(scenario, n, [60.0 + 23 * k + 5 * j for j in range(8)])
+              for k, n in enumerate(wanted)]
+    with gateway(tmp_path, "--listen", "tcp://127.0.0.1:0", "--scheme", "rice",
+                 "--nodes", "2") as gw:
+        assert gw["registered"] == ["/node1", "/node2"]
+        specs = [f"{n}@{t:g}" for n, t in zip(wanted, starts, strict=True)]
+        rc, out = _example(gw["tcp"][0], "get", *specs, "/node9/0")
+    got = {m.group(1): (float(m.group(2)), int(m.group(3)), m.group(4))
+           for m in (re.match(r"DATA (\S+) ttc=(\S+) hints=(\d+) content=(\w+)", ln)
+                     for ln in out) if m}
+    assert rc == 1, out                                  # /node9/0 is NACKed
+    assert any(ln.startswith("FAIL /node9/0 LookupError") for ln in out), out
+    predicted = predict(scenario, list(zip(starts, wanted, strict=True)))
+    for name in wanted:
+        ttc, hints, content = got[name]
+        assert hints >= 1                                # a hint came first, then the data
+        index = name.rsplit("/", 1)[1]
+        assert bytes.fromhex(content)[:4].endswith(index.encode())   # the node's item
+        sim = predicted[name].time_to_content
+        assert sim is not None
+        print(f"RICE {name}: emulated {ttc:.2f} s, simulated {sim:.2f} s")
+        assert abs(ttc - sim) <= tolerance(sim), (name, ttc, sim)
+
+
+@pytest.mark.slow
+def test_push_python_ndn_consumer_answers_the_reflexive_interest(tmp_path: Path) -> None:
+    times = (80.0, 125.0, 170.0)
+    scen_file = tmp_path / "push.toml"
+    scen_file.write_text(f'scheme = "push"\nseed = {SEED}\n[[node]]\nprefix = "/node1"\n'
+                         f"push_at = {list(times)}\n")
+    scenario = EdgeScenario.from_file(scen_file)
+    with gateway(tmp_path, "--listen", "tcp://127.0.0.1:0", "--scenario", str(scen_file),
+                 "--scheme", "push") as gw:
+        rc, out = _example(gw["tcp"][0], "push", "--count", str(len(times)))
+    assert rc == 0, out
+    got = {m.group(1): (float(m.group(2)), m.group(3))
+           for m in (re.match(r"ITEM (\S+) at=(\S+) content=(\w+)", ln) for ln in out) if m}
+    assert sorted(got) == ["/node1/0", "/node1/1", "/node1/2"], out
+    predicted = predict(scenario)
+    for k, produced in enumerate(times):
+        name = f"/node1/{k}"
+        at, content = got[name]
+        assert bytes.fromhex(content)[:4].endswith(str(k).encode())
+        ttc = at - produced
+        sim = predicted[name].time_to_content
+        assert sim is not None
+        print(f"push {name}: emulated {ttc:.2f} s, simulated {sim:.2f} s")
+        assert abs(ttc - sim) <= tolerance(sim), (name, ttc, sim)
+    log = (tmp_path / "gw.log").read_text()
+    assert '"acked": 3' in log or "acked" in log      # the gateway saw the ACKs (status)
+
+
+@pytest.mark.slow
+def test_dticn_get_follows_wait_hints(tmp_path: Path) -> None:
+    with gateway(tmp_path, "--listen", "tcp://127.0.0.1:0", "--scheme", "rice-schedule",
+                 "--nodes", "1") as gw:
+        proc = subprocess.run(
+            [sys.executable, "-m", "dticn.cli", "get", "--wait-hints", "/node1/3",
+             "--transport", gw["tcp"][0]], capture_output=True, text=True, timeout=30)
+        nack = subprocess.run(
+            [sys.executable, "-m", "dticn.cli", "get", "--wait-hints", "/other/3",
+             "--transport", gw["tcp"][0]], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "gateway time scale 40" in proc.stdout
+    assert re.search(r"^WAIT \d+\.\d+ s$", proc.stdout, re.M)
+    assert re.search(r"^DATA /node1/3 type=0 hints=[1-9]", proc.stdout, re.M)
+    assert nack.returncode == 2 and "NACK" in nack.stdout
+
+
+@pytest.mark.slow
+def test_two_gateways_over_udp(tmp_path: Path) -> None:
+    """Gateway B routes /far1 over a UDP face to gateway A, whose node owns it; a consumer
+    on B follows A's wait hint through B, and B's own node still answers at B."""
+    with (gateway(tmp_path, "--listen", "udp://127.0.0.1:0", "--scheme", "rice",
+                  "--nodes", "1", "--name-prefix", "far", name="a") as a,
+          gateway(tmp_path, "--listen", "tcp://127.0.0.1:0", "--scheme", "rice",
+                  "--nodes", "1", "--name-prefix", "near",
+                  "--route", f"/far1={a['udp'][0]}", name="b") as b):
+        rc, out = _example(b["tcp"][0], "get", "/far1/4", "/near1/2")
+    assert rc == 0, out
+    assert any(ln.startswith("DATA /far1/4 ") and "hints=" in ln for ln in out), out
+    assert any(ln.startswith("DATA /near1/2 ") for ln in out), out
+    assert "udp://" in (tmp_path / "b.log").read_text()
+
+
+def test_gateway_refuses_bad_flags() -> None:
+    for args, why in ((["--time-scale", "0"], "positive"), (["--scheme", "nope"], "known"),
+                      (["--route", "node1"], "PREFIX=URI"),
+                      (["--scenario", "/nonexistent.toml"], "not found")):
+        proc = subprocess.run([sys.executable, "-m", "dticn.cli", "gateway", *args],
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode != 0
+        assert why in proc.stderr, (args, proc.stderr)
