@@ -150,5 +150,6 @@ class Edge:
         return {"scheme": self.config.name, "nodes": self.scenario.nodes,
                 "prefixes": self.scenario.node_prefixes(), "registered": self.registered(),
                 "scheme_counters": scheme, "produced": produced,
+                "temporary_state": self.scheme.temporary_state(),
                 "lora_frames": self.counter.as_dict(),
                 "forwarder": self.gateway_fw.counters.as_dict()}
