@@ -115,3 +115,30 @@ def test_ternary_refused_above_127_workers() -> None:
     with pytest.raises(ValueError, match="overflows above 127"):
         CompactionState(None, tracker, MAX_TERNARY_WORLD_SIZE + 1, 0, 0, FixedPolicy("ternary"))
     CompactionState(None, tracker, MAX_TERNARY_WORLD_SIZE, 0, 0, FixedPolicy("ternary"))
+
+
+def _adaptive(rank: int, world_size: int) -> dict:
+    from pactrain.methods import MethodConfig, attach, get_method
+
+    model, tracker = _pruned(0.8)
+    ddp = DistributedDataParallel(model, bucket_cap_mb=1.0)
+    config = MethodConfig(world_size=world_size, rank=rank, refresh_every=2)
+    method = get_method("pactrain").factory(None, ddp, config, tracker)
+    attach(ddp, method)
+    for step in range(6):
+        generator = torch.Generator().manual_seed(step * 10 + rank)
+        ddp(torch.randn(4, 12, generator=generator)).sum().backward()
+        tracker.pruner.mask_gradients()
+        method.on_step_end(step)
+    summary = method.summary()
+    return {"counts": summary["tier_counts_per_bucket"], "link": summary["policy"]["link"],
+            "version": summary["policy"]["version"], "steps": method.payload.steps}
+
+
+@pytest.mark.slow
+def test_adaptive_policy_decides_identically_on_every_rank() -> None:
+    results = run_on_local_group(_adaptive, 2)
+    assert results[0]["counts"] == results[1]["counts"]
+    assert results[0]["link"] == results[1]["link"]  # agreed by all-reduce
+    assert results[0]["version"] == 3 and results[0]["steps"] == 6
+    assert sum(sum(c.values()) for c in results[0]["counts"].values()) >= 6

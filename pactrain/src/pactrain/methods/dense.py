@@ -11,6 +11,7 @@ runtime and rejects string annotations.)
 """
 
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,22 +30,32 @@ class DenseState:
 
     process_group: dist.ProcessGroup | None
     payload: PayloadCounter = field(default_factory=PayloadCounter)
+    comm_seconds: float = 0.0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"payload": self.payload}
+        return {"payload": self.payload, "comm_seconds": self.comm_seconds}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.process_group = None
         self.payload = state["payload"]
+        self.comm_seconds = state["comm_seconds"]
 
 
 def dense_hook(state: DenseState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    """Count the bucket's bytes, then delegate to PyTorch's ``allreduce_hook``."""
+    """Count the bucket's bytes, then delegate to PyTorch's ``allreduce_hook`` (timed from
+    launch to completion, like PacTrain's collectives, for ``comm_s_per_step``)."""
     buffer = bucket.buffer()
     state.payload.add(buffer.numel() * buffer.element_size(), "all_reduce")
     if bucket.is_last():
         state.payload.end_step()
-    return default_hooks.allreduce_hook(state.process_group, bucket)
+    start = time.perf_counter()
+    future = default_hooks.allreduce_hook(state.process_group, bucket)
+
+    def record(_: torch.futures.Future) -> None:
+        state.comm_seconds += time.perf_counter() - start
+
+    future.add_done_callback(record)
+    return future
 
 
 @dataclass
@@ -62,7 +73,9 @@ class DenseMethod:
         return self.state.payload
 
     def summary(self) -> dict[str, Any]:
-        return {"tier_counts": {}}
+        steps = self.state.payload.steps
+        return {"tier_counts": {},
+                "comm_s_per_step": self.state.comm_seconds / steps if steps else None}
 
 
 def make_dense(
