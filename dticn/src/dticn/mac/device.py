@@ -74,6 +74,7 @@ class DsmeDevice:
         if upkeep == "closed" and config.cap_rx:
             self.cap.on_hold = self._cap_hold
         self._cap_requests: dict[int, MacRequest] = {}
+        self._cap_waiting: deque[Frame] = deque()
         self._seq = 0
         self._last_seq: dict[int, int] = {}
         self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None
@@ -119,7 +120,10 @@ class DsmeDevice:
         else:
             frame = self._data_frame(req)
             self._cap_requests[id(frame)] = req
-            self.cap.submit(frame)
+            if self.sync is SyncState.TRACKING:
+                self.cap.submit(frame)
+            else:        # data waits for association / resynchronisation
+                self._cap_waiting.append(frame)
         return req
 
     def next_slot_time(self, direction: Direction | str, after: float) -> float | None:
@@ -145,8 +149,13 @@ class DsmeDevice:
         else:
             self._scan()
 
+    def _release_cap_waiting(self) -> None:
+        while self._cap_waiting:
+            self.cap.submit(self._cap_waiting.popleft())
+
     def _begin_tracking(self) -> None:
         self.tracking_since = self.p.clock.now()
+        self._release_cap_waiting()
         if self.upkeep == "events":
             self._schedule_beacon(self.p.clock.now())
             for cell in self.downlink:
@@ -259,6 +268,7 @@ class DsmeDevice:
             self._emit("resynchronised")
             self._schedule_beacon(now)
             self._kick_gts()
+            self._release_cap_waiting()
         elif self.sync is SyncState.UNASSOCIATED:
             self.p.radio.sleep()
             self.sync = fire(SYNC_TRANSITIONS, self.sync, SyncEvent.BEACON_FOUND)
@@ -296,7 +306,8 @@ class DsmeDevice:
         self.install_gts(cells)
         self.sync = fire(SYNC_TRANSITIONS, self.sync, SyncEvent.ASSOCIATED)
         self._emit("associated", cells=len(cells))
-        self._begin_tracking()
+        # Start tracking once the ACK of the response is out (the radio is busy until then).
+        self.p.clock.call_later(2 * self.cfg.turnaround_s + self.ack_s, self._begin_tracking)
 
     # -- CAP ----------------------------------------------------------------------------
     def _cap_event(self, kind: str, detail: dict[str, Any]) -> None:
