@@ -157,6 +157,7 @@ def test_push_python_ndn_consumer_answers_the_reflexive_interest(tmp_path: Path,
     log = (tmp_path / "gw.log").read_text()
     assert '"acked": 3' in log            # the gateway got every ACK (its final status)
     assert '"pinned_items": 0' in log     # and dropped every pinned item after its ACK
+    assert re.search(r"virtual t=\S+ s, events \d+, lag mean \S+ s max \S+ s", log)
 
 
 @pytest.mark.slow

@@ -1,0 +1,81 @@
+"""The emulated gateway in-process (fast): real TCP socket in, simulated LoRa edge behind,
+wait hint / NACK / status / data, and the lag it reports."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from dticn.emulation.gateway import EmulatedGateway, serve_gateway
+from dticn.emulation.scenario import EdgeScenario
+from dticn.gateway.signalling import read_wait_hint
+from dticn.packets import ContentType, Data, Interest, decode_packet, name_from_str
+
+SCALE = 50.0
+
+
+async def _ask(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, name: str,
+               *, prefix: bool = False) -> Data:
+    writer.write(Interest(name_from_str(name), must_be_fresh=True, can_be_prefix=prefix,
+                          lifetime_ms=4000, nonce=hash(name) & 0xFFFFFFFF).encode())
+    await writer.drain()
+    head = await asyncio.wait_for(reader.readexactly(2), 5)
+    length = head[1]
+    if length >= 0xFD:
+        extra = await reader.readexactly(2)
+        length = int.from_bytes(extra, "big")
+        head += extra
+    packet = decode_packet(head + await reader.readexactly(length))
+    assert isinstance(packet, Data), packet
+    return packet
+
+
+def test_gateway_answers_hint_then_data_over_a_real_socket() -> None:
+    async def run() -> tuple[list[Data], dict, float, EmulatedGateway]:
+        stop = asyncio.Event()
+        where: list[str] = []
+        ready = asyncio.Event()
+        holder: list[EmulatedGateway] = []
+
+        def on_ready(bound: list[str], gw: EmulatedGateway) -> None:
+            where.extend(bound)
+            holder.append(gw)
+            ready.set()
+
+        task = asyncio.create_task(serve_gateway(
+            EdgeScenario(scheme="rice", nodes=2, seed=1), ["tcp://127.0.0.1:0"],
+            time_scale=SCALE, ready=on_ready, stop=stop))
+        await asyncio.wait_for(ready.wait(), 20)
+        host, port = where[0].removeprefix("tcp://").rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        hint = await _ask(reader, writer, "/node2/3")
+        nack = await _ask(reader, writer, "/node7/3")
+        wait = read_wait_hint(hint)
+        assert wait is not None
+        await asyncio.sleep(wait / SCALE + 0.05)
+        answers = [hint, nack]
+        for _ in range(3):                      # a late node gets a further hint
+            again = await _ask(reader, writer, "/node2/3")
+            answers.append(again)
+            later = read_wait_hint(again)
+            if later is None:
+                break
+            await asyncio.sleep(later / SCALE + 0.05)
+        status = json.loads((await _ask(reader, writer, "/localhost/dticn/status",
+                                        prefix=True)).content)
+        writer.close()
+        stop.set()
+        gw = await task
+        return answers, status, wait, gw
+
+    answers, status, wait, gw = asyncio.run(run())
+    hint, nack, *rest = answers
+    assert hint.content_type == 1024 and abs(wait - 30.72) < 1e-6   # rice: one multisuperframe
+    assert nack.content_type == ContentType.NACK
+    data = rest[-1]
+    assert read_wait_hint(data) is None and data.content[:4].endswith(b"3")
+    assert status["time_scale"] == SCALE and status["registered"] == ["/node1", "/node2"]
+    assert status["scheme_counters"]["lora_requests"] == 1          # one LoRa fetch only
+    assert status["events"] > 0 and 0 <= status["lag_mean_s"] <= status["lag_max_s"]
+    assert status["virtual_now_s"] >= status["kernel_now_s"] - 1e-6
+    assert gw.edge.gateway_fw.counters.as_dict()["cs_hits"] >= 1    # data from the CS
