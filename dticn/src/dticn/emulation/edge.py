@@ -126,8 +126,20 @@ class Edge:
         for i, app in self.nodes.items():
             self.kernel.call_at(self.kernel.now() + REGISTRATION_AT_S + 0.1 * i, app.register)
             if self.scenario.pushes:
-                for k, t in enumerate(self.scenario.push_schedule(i)):
-                    self.kernel.call_at(t, app.push, self.scenario.item_name(i, k))
+                self._push_next(i, self.scenario.push_schedule(i), 0)
+
+    def _push_next(self, node: int, times: list[float], k: int) -> None:
+        """Schedule item ``k`` of ``node``; each item schedules the next (one heap entry
+        per node however long the schedule)."""
+        if k >= len(times):
+            return
+        app = self.nodes[node]
+
+        def produce() -> None:
+            app.push(self.scenario.item_name(node, k))
+            self._push_next(node, times, k + 1)
+
+        self.kernel.call_at(max(times[k], self.kernel.now()), produce)
 
     def registered(self) -> list[str]:
         """Prefixes the gateway has registered so far."""

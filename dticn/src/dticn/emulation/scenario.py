@@ -56,7 +56,7 @@ class EdgeScenario:
     push_at: tuple[tuple[float, ...], ...] = ()
     interval_s: tuple[float, float] = (50.0, 70.0)
     first_item_s: float = 60.0
-    items: int = 20
+    items: int = 1000
 
     def __post_init__(self) -> None:
         get_config(self.scheme)              # raises with the list of known names
