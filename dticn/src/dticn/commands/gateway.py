@@ -10,16 +10,19 @@ def gateway(
         ["tcp://127.0.0.1:6363"], "--listen", "-l",
         help="Listener URI: tcp://HOST:PORT, udp://HOST:PORT or unix:///PATH (repeatable).",
     ),
-    scheme: str = typer.Option(
-        "rice", help="Retrieval scheme: v1-inr..v3-cr, rice, rice-schedule, push, push-draft."),
+    scheme: str | None = typer.Option(
+        None, help="Retrieval scheme: v1-inr..v3-cr, rice (default), rice-schedule, push, "
+        "push-draft."),
     nodes: int = typer.Option(3, help="Emulated LoRa nodes; node k owns /node<k>."),
     name_prefix: str = typer.Option(
         "node", help="Node k owns /<NAME_PREFIX><k> (use distinct ones for several gateways)."),
     scenario: str = typer.Option(
-        "", help="TOML scenario file (scheme, seed, node prefixes, push times); flags win."),
+        "", help="TOML scenario file (scheme, seed, node prefixes, push times); --scheme "
+        "and --seed win over it, --nodes and --name-prefix are ignored with it."),
     time_scale: float = typer.Option(
         1.0, help="Virtual seconds per wall second (10 = ten times faster)."),
-    seed: int = typer.Option(1, help="Seed of the radio, nonces and push times."),
+    seed: int | None = typer.Option(
+        None, help="Seed of the radio, nonces and push times (default 1)."),
     route: list[str] = typer.Option(
         [], "--route", "-r",
         help="Static route PREFIX=URI to another gateway or forwarder (tcp://, unix://, "
@@ -61,11 +64,11 @@ def gateway(
         routes.append((prefix, target))
     try:
         if scenario:
-            sc = EdgeScenario.from_file(scenario, scheme=scheme if scheme != "rice" else None,
-                                        seed=seed if seed != 1 else None)
+            sc = EdgeScenario.from_file(scenario, scheme=scheme, seed=seed)
         else:
             prefixes = tuple(f"/{name_prefix}{k}" for k in range(1, nodes + 1))
-            sc = EdgeScenario(scheme=scheme, nodes=nodes, seed=seed, prefixes=prefixes)
+            sc = EdgeScenario(scheme=scheme or "rice", nodes=nodes,
+                              seed=1 if seed is None else seed, prefixes=prefixes)
     except (KeyError, ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc).strip('"')) from exc
     try:
