@@ -23,6 +23,7 @@ def plot_run(result: RadioResult, table: GtsTable, path: str | Path, *,
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
+    from matplotlib.ticker import MaxNLocator
 
     path = Path(path)
     fig, (ax_e, ax_t) = plt.subplots(2, 1, figsize=(12, 9),
@@ -37,6 +38,7 @@ def plot_run(result: RadioResult, table: GtsTable, path: str | Path, *,
         ax_e.bar(xs, vals, bottom=bottom, label=state, color=cmap(idx % 10), width=0.8)
         bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
     ax_e.set_xlabel("node", labelpad=0)
+    ax_e.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax_e.set_ylabel("energy per day (J)")
     shown = f" (first {max_nodes} of {len(result.nodes)})" if len(result.nodes) > max_nodes else ""
     ax_e.set_title(f"Per-node energy per day by state{shown}")
