@@ -15,7 +15,8 @@ Signalling (docs/dticn-schemes.md):
 
 Times on the wire are the gateway's (virtual) seconds. An emulated gateway running at
 ``--time-scale k`` says so in its status (``/localhost/dticn/status``, JSON); this consumer
-asks for it and sleeps ``hint / k`` wall seconds (a real gateway has no status: k = 1).
+asks for it and sleeps ``hint / k`` wall seconds (a real gateway has no status: k = 1; a
+gateway run with ``--wire-time wall`` reports ``wire_time_scale`` 1: hints are wall seconds).
 
 Usage::
 
@@ -23,7 +24,7 @@ Usage::
     python wait_hint_consumer.py push --count 3
 
 ``NAME@T`` starts that fetch at the gateway's virtual time T. Output, one line per item:
-``DATA <name> ttc=<virtual s> hints=<n> content=<hex>`` or
+``DATA <name> ttc=<virtual s> hints=<n> start=<virtual s> content=<hex>`` or
 ``ITEM <name> at=<virtual s> content=<hex>``.
 """
 
@@ -51,9 +52,16 @@ STATUS_NAME = "/localhost/dticn/status"
 class GatewayClock:
     """The gateway's virtual clock seen from here (identity for a real gateway)."""
 
-    def __init__(self, time_scale: float = 1.0, wall_epoch: float | None = None) -> None:
+    def __init__(self, time_scale: float = 1.0, wall_epoch: float | None = None,
+                 wire_scale: float | None = None) -> None:
         self.time_scale = time_scale
         self.wall_epoch = time.time() if wall_epoch is None else wall_epoch
+        self.wire_scale = time_scale if wire_scale is None else wire_scale
+
+    def from_wire(self, seconds: float) -> float:
+        """Gateway (virtual) seconds of a time read from a packet (``--wire-time wall``
+        gateways put wall seconds on the wire)."""
+        return seconds * self.time_scale / self.wire_scale
 
     def now(self) -> float:
         """Virtual seconds now."""
@@ -70,7 +78,8 @@ class GatewayClock:
             _n, _m, content = await app.express_interest(
                 STATUS_NAME, must_be_fresh=True, can_be_prefix=True, lifetime=1000)
             status = json.loads(bytes(content or b"{}"))
-            return cls(float(status["time_scale"]), float(status["wall_epoch"]))
+            return cls(float(status["time_scale"]), float(status["wall_epoch"]),
+                       float(status.get("wire_time_scale", status["time_scale"])))
         except (InterestNack, InterestTimeout, ValueError, KeyError):
             return cls()
 
@@ -106,9 +115,10 @@ async def fetch(app: NDNApp, name: str, clock: GatewayClock, *, deadline_s: floa
         if wait_ms is None:
             raise ValueError(f"{name}: wait hint without a WaitTime TLV (0xC8)")
         hints += 1
-        if clock.now() + wait_ms / 1000 - start > deadline_s:
-            raise TimeoutError(f"{name}: the next hint ({wait_ms} ms) passes the deadline")
-        await asyncio.sleep(clock.wall(wait_ms / 1000))
+        wait_s = clock.from_wire(wait_ms / 1000)
+        if clock.now() + wait_s - start > deadline_s:
+            raise TimeoutError(f"{name}: the next hint ({wait_s:.2f} s) passes the deadline")
+        await asyncio.sleep(clock.wall(wait_s))
 
 
 def serve_push(app: NDNApp, clock: GatewayClock, on_item, *, lifetime_ms: int = 4000) -> None:
@@ -167,10 +177,11 @@ def main(argv: list[str] | None = None) -> int:
             name, _, at = spec.partition("@")
             if at:
                 await asyncio.sleep(max(clock.wall(float(at) - clock.now()), 0.0))
+            start = clock.now()
             try:
                 content, ttc, hints = await fetch(app, name, clock, deadline_s=args.deadline)
-                print(f"DATA {name} ttc={ttc:.3f} hints={hints} content={content.hex()}",
-                      flush=True)
+                print(f"DATA {name} ttc={ttc:.3f} hints={hints} start={start:.3f} "
+                      f"content={content.hex()}", flush=True)
             except (LookupError, TimeoutError, ValueError, InterestNack,
                     InterestTimeout) as exc:
                 print(f"FAIL {name} {type(exc).__name__}: {exc}", flush=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 from dticn.emulation.gateway import EmulatedGateway, serve_gateway
 from dticn.emulation.scenario import EdgeScenario
@@ -79,3 +80,79 @@ def test_gateway_answers_hint_then_data_over_a_real_socket() -> None:
     assert status["events"] > 0 and 0 <= status["lag_mean_s"] <= status["lag_max_s"]
     assert status["virtual_now_s"] >= status["kernel_now_s"] - 1e-6
     assert gw.edge.gateway_fw.counters.as_dict()["cs_hits"] >= 1    # data from the CS
+
+
+async def _read_data(reader: asyncio.StreamReader, timeout: float) -> Data | None:
+    try:
+        head = await asyncio.wait_for(reader.readexactly(2), timeout)
+    except TimeoutError:
+        return None
+    packet = decode_packet(head + await reader.readexactly(head[1]))
+    assert isinstance(packet, Data), packet
+    return packet
+
+
+def _polling_with_wall_lifetime(wire_time: str) -> tuple[Data | None, float, dict]:
+    """A v3-cr (polling) gateway at scale 50; an Interest with a 2 s lifetime."""
+
+    async def run() -> tuple[Data | None, float, dict]:
+        stop = asyncio.Event()
+        where: list[str] = []
+        ready = asyncio.Event()
+
+        def on_ready(bound: list[str], gw: EmulatedGateway) -> None:
+            where.extend(bound)
+            ready.set()
+
+        task = asyncio.create_task(serve_gateway(
+            EdgeScenario(scheme="v3-cr", nodes=1, seed=1), ["tcp://127.0.0.1:0"],
+            time_scale=SCALE, wire_time=wire_time, ready=on_ready, stop=stop))
+        await asyncio.wait_for(ready.wait(), 20)
+        host, port = where[0].removeprefix("tcp://").rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        status = json.loads((await _ask(reader, writer, "/localhost/dticn/status",
+                                        prefix=True)).content)
+        t0 = time.monotonic()
+        writer.write(Interest(name_from_str("/node1/5"), lifetime_ms=2000, nonce=5).encode())
+        data = await _read_data(reader, 2.5)
+        waited = time.monotonic() - t0
+        writer.close()
+        stop.set()
+        await task
+        return data, waited, status
+
+    return asyncio.run(run())
+
+
+def test_wall_wire_time_scales_interest_lifetimes() -> None:
+    """2 s of wall lifetime are 100 emulated s at scale 50 with --wire-time wall: longer than
+    the LoRa round trip (at most about 62 s), so polling delivers; in emulated wire time the
+    same Interest lives 2 emulated s and the gateway's PIT entry expires first."""
+    data, waited, status = _polling_with_wall_lifetime("wall")
+    assert status["wire_time"] == "wall" and status["wire_time_scale"] == 1.0
+    assert data is not None and data.content[:4].endswith(b"5")
+    assert waited < 2.0
+    data, _, status = _polling_with_wall_lifetime("emulated")
+    assert status["wire_time_scale"] == SCALE
+    assert data is None
+
+
+def test_wall_wire_time_scales_the_gateways_hints() -> None:
+    async def run() -> float | None:
+        stop = asyncio.Event()
+        where: list[str] = []
+        ready = asyncio.Event()
+        task = asyncio.create_task(serve_gateway(
+            EdgeScenario(scheme="rice", nodes=1, seed=1), ["tcp://127.0.0.1:0"],
+            time_scale=SCALE, wire_time="wall",
+            ready=lambda bound, gw: (where.extend(bound), ready.set()), stop=stop))
+        await asyncio.wait_for(ready.wait(), 20)
+        host, port = where[0].removeprefix("tcp://").rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        hint = read_wait_hint(await _ask(reader, writer, "/node1/2"))
+        writer.close()
+        stop.set()
+        await task
+        return hint
+
+    assert asyncio.run(run()) == round(30.72 / SCALE, 3)

@@ -29,6 +29,8 @@ from dticn.emulation.scenario import EdgeScenario
 EXAMPLE = str(Path(__file__).parents[2] / "examples" / "wait_hint_consumer.py")
 SCALE = 40.0
 SEED = 2
+CLIENT_START_S = 4.0
+"""Wall seconds after READY before the first timed request (python-ndn start-up)."""
 
 
 def tolerance(predicted_s: float) -> float:
@@ -62,7 +64,7 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 
 
 @contextmanager
-def gateway(tmp_path: Path, *args: str, name: str = "gw") -> Iterator[dict[str, list[str]]]:
+def gateway(tmp_path: Path, *args: str, name: str = "gw") -> Iterator[dict]:
     """A ``dticn gateway`` process; yields its ``listening`` URIs by scheme."""
     log = open(tmp_path / f"{name}.log", "w")  # noqa: SIM115
     proc = subprocess.Popen(
@@ -77,6 +79,8 @@ def gateway(tmp_path: Path, *args: str, name: str = "gw") -> Iterator[dict[str, 
                 uri = ln.split()[1]
                 uris.setdefault(uri.split(":")[0], []).append(uri)
         uris["registered"] = [ln.split()[1] for ln in lines if ln.startswith("registered")]
+        clock = next(ln for ln in lines if ln.startswith("clock "))
+        uris["now"] = float(clock.rsplit("now=", 1)[1])   # type: ignore[assignment]
         yield uris
     finally:
         _stop(proc)
@@ -104,21 +108,29 @@ def test_rice_python_ndn_consumer_follows_the_hint_and_agrees_with_the_simulator
         tmp_path: Path) -> None:
     scenario = EdgeScenario(scheme="rice", nodes=2, seed=SEED)
     wanted = ["/node1/0", "/node2/1", "/node1/2"]
-    starts = [_stable_times(scenario, n, [60.0 + 23 * k + 5 * j for j in range(8)])
+    # Requests start CLIENT_START_S wall seconds after READY (python-ndn needs time to
+    # start on a loaded host), at times where the prediction is stable.
+    first = 10.0 + CLIENT_START_S * SCALE
+    starts = [_stable_times(scenario, n, [first + 23 * k + 5 * j for j in range(8)])
               for k, n in enumerate(wanted)]
     with gateway(tmp_path, "--listen", "tcp://127.0.0.1:0", "--scheme", "rice",
                  "--nodes", "2") as gw:
         assert gw["registered"] == ["/node1", "/node2"]
+        assert gw["now"] < 20.0, "the gateway registered its nodes late"
         specs = [f"{n}@{t:g}" for n, t in zip(wanted, starts, strict=True)]
         rc, out = _example(gw["tcp"][0], "get", *specs, "/node9/0")
-    got = {m.group(1): (float(m.group(2)), int(m.group(3)), m.group(4))
-           for m in (re.match(r"DATA (\S+) ttc=(\S+) hints=(\d+) content=(\w+)", ln)
-                     for ln in out) if m}
+    got = {m.group(1): (float(m.group(2)), int(m.group(3)), float(m.group(4)), m.group(5))
+           for m in (re.match(
+               r"DATA (\S+) ttc=(\S+) hints=(\d+) start=(\S+) content=(\w+)", ln)
+               for ln in out) if m}
     assert rc == 1, out                                  # /node9/0 is NACKed
     assert any(ln.startswith("FAIL /node9/0 LookupError") for ln in out), out
     predicted = predict(scenario, list(zip(starts, wanted, strict=True)))
-    for name in wanted:
-        ttc, hints, content = got[name]
+    for name, planned in zip(wanted, starts, strict=True):
+        ttc, hints, started, content = got[name]
+        assert abs(started - planned) < 2.0, (
+            f"{name} started at {started:.2f}, planned {planned:.2f}: the python-ndn client "
+            f"came up later than {CLIENT_START_S} s after READY (host too loaded?)")
         assert hints >= 1                                # a hint came first, then the data
         index = name.rsplit("/", 1)[1]
         assert bytes.fromhex(content)[:4].endswith(index.encode())   # the node's item
@@ -132,7 +144,7 @@ def test_rice_python_ndn_consumer_follows_the_hint_and_agrees_with_the_simulator
 @pytest.mark.parametrize("scheme", ["push", "push-draft"])
 def test_push_python_ndn_consumer_answers_the_reflexive_interest(tmp_path: Path,
                                                                  scheme: str) -> None:
-    times = (80.0, 125.0, 170.0)
+    times = (170.0, 215.0, 260.0)       # after the client is up (CLIENT_START_S)
     scen_file = tmp_path / "push.toml"
     scen_file.write_text(f'scheme = "{scheme}"\nseed = {SEED}\n[[node]]\nprefix = "/node1"\n'
                          f"push_at = {list(times)}\n")

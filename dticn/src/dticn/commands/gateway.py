@@ -21,6 +21,9 @@ def gateway(
         "and --seed win over it, --nodes and --name-prefix are ignored with it."),
     time_scale: float = typer.Option(
         1.0, help="Virtual seconds per wall second (10 = ten times faster)."),
+    wire_time: str = typer.Option(
+        "emulated", help="Times in packets (lifetimes, wait hints): 'emulated' seconds, or "
+        "'wall' seconds for apps that do not know the time scale."),
     seed: int | None = typer.Option(
         None, help="Seed of the radio, nonces and push times (default 1)."),
     route: list[str] = typer.Option(
@@ -50,6 +53,8 @@ def gateway(
     if time_scale <= 0:
         raise typer.BadParameter(f"--time-scale {time_scale}: give a positive factor "
                                  "(1 = real time, 10 = ten times faster)")
+    if wire_time not in ("emulated", "wall"):
+        raise typer.BadParameter(f"--wire-time {wire_time!r}: use emulated or wall")
     if nodes < 1:
         raise typer.BadParameter(f"--nodes {nodes}: give at least 1")
     if not name_prefix or "/" in name_prefix:
@@ -72,7 +77,8 @@ def gateway(
     except (KeyError, ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc).strip('"')) from exc
     try:
-        asyncio.run(serve_gateway(sc, listen, time_scale=time_scale, routes=routes,
+        asyncio.run(serve_gateway(sc, listen, time_scale=time_scale, wire_time=wire_time,
+                                  routes=routes,
                                   ready=print_ready, status_every_s=status_every))
     except ConnectionError as exc:
         typer.echo(f"error: {exc}", err=True)

@@ -47,13 +47,16 @@ def wait_ms(content: bytes) -> int:
 
 
 async def gateway_time_scale(app: Any) -> float:
-    """The time scale an emulated gateway reports, 1.0 for anything else."""
+    """Gateway seconds on the wire per wall second: the time scale of an emulated gateway
+    whose packets carry emulated time, 1.0 for anything else (``--wire-time wall``, or a
+    real gateway)."""
     from ndn.types import InterestNack, InterestTimeout
 
     try:
         _n, _m, content = await app.express_interest(
             STATUS_NAME, must_be_fresh=True, can_be_prefix=True, lifetime=1000)
-        return float(json.loads(bytes(content or b"{}"))["time_scale"])
+        status = json.loads(bytes(content or b"{}"))
+        return float(status.get("wire_time_scale", status["time_scale"]))
     except (InterestNack, InterestTimeout, ValueError, KeyError):
         return 1.0
 

@@ -27,10 +27,14 @@ from dticn.experiments.world import radio_scenario
 from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
+from dticn.forwarder.pit import PitEntry
 from dticn.gateway.ccnlite import CcnLiteForwarder
 from dticn.gateway.scheme import GatewayContext, GatewayScheme
+from dticn.gateway.signalling import read_wait_hint, wait_hint
 from dticn.links.lora import REGISTRATION_PREFIX, GatewayRadio, LoRaFace, registration_in_cap
 from dticn.links.observer import PacketCounter
+from dticn.net.stream import StreamFace, UdpFace
+from dticn.packets import Data, Interest
 from dticn.radio.context import build_context
 from dticn.radio.network import RadioNetwork
 from dticn.radio.topology import GATEWAY
@@ -50,15 +54,36 @@ class EdgeForwarder(CcnLiteForwarder):
     (and afterwards re-arm its timer), so ``ingress`` wraps :meth:`receive`; the simulator
     leaves it None. Frames from simulated faces arrive inside kernel events, where the
     driver's wrapper calls straight through.
+
+    ``wall_wire_scale`` (``dticn gateway --wire-time wall``): times on the wire are wall
+    seconds, the kernel's are emulated seconds ``wall_wire_scale`` times faster. The
+    InterestLifetime of every Interest from a socket face is multiplied by it for the PIT
+    (the relayed wire is unchanged), and wait hints this gateway's scheme answers with are
+    divided by it, so an application unaware of the emulation waits the right wall time.
+    Each gateway converts only what crosses its own sockets or what it generates, so
+    chains of gateways never convert twice. None: the wire carries emulated time.
     """
 
     ingress: Callable[..., Any] | None = None
+    wall_wire_scale: float | None = None
 
     def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
         if self.ingress is None or _depth:
             super().receive(face, wire, _depth)
             return
         self.ingress(super().receive, face, wire, _depth)
+
+    def on_incoming_interest(self, in_face: Face, interest: Interest) -> None:
+        if self.wall_wire_scale is not None and isinstance(in_face, (StreamFace, UdpFace)):
+            interest.lifetime_ms = round(interest.lifetime * 1000 * self.wall_wire_scale)
+        super().on_incoming_interest(in_face, interest)
+
+    def answer_interest(self, entry: PitEntry, data: Data, *, cache: bool = False) -> None:
+        if self.wall_wire_scale is not None:
+            hint = read_wait_hint(data)
+            if hint is not None:
+                data = wait_hint(data.name, hint / self.wall_wire_scale)
+        super().answer_interest(entry, data, cache=cache)
 
 
 class Edge:

@@ -16,8 +16,11 @@ Steps of :func:`serve_gateway`:
 5. Run until SIGTERM/SIGINT or ``stop``; log the lag every ``status_every_s`` wall
    seconds and a final status line.
 
-Time on the wire is virtual: InterestLifetime, FreshnessPeriod and the wait hint are in
-emulated seconds, so at ``--time-scale k`` a client waits ``hint / k`` wall seconds.
+Time on the wire is emulated by default: InterestLifetime, FreshnessPeriod and the wait hint
+are in emulated seconds, so at ``--time-scale k`` a client waits ``hint / k`` wall seconds
+(the status says k as ``wire_time_scale``). With ``wire_time="wall"`` the gateway converts
+Interest lifetimes and its own wait hints at its sockets instead
+(:class:`~dticn.emulation.edge.EdgeForwarder`), and ``wire_time_scale`` is 1.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from dticn.packets.name import Name, is_prefix, name_from_str
 log = logging.getLogger(__name__)
 
 STATUS_PREFIX = "/localhost/dticn/status"
+WIRE_TIMES = ("emulated", "wall")
+"""What times in packets mean: emulated seconds (default) or wall seconds."""
 
 
 class StaticRoutesFirst(ForwarderHooks):
@@ -74,12 +79,18 @@ class StaticRoutesFirst(ForwarderHooks):
 class EmulatedGateway:
     """The edge, its driver and its status, in one running process."""
 
-    def __init__(self, scenario: EdgeScenario, *, time_scale: float) -> None:
+    def __init__(self, scenario: EdgeScenario, *, time_scale: float,
+                 wire_time: str = "emulated") -> None:
+        if wire_time not in WIRE_TIMES:
+            raise ValueError(f"wire_time={wire_time!r}: use one of {WIRE_TIMES}")
         self.edge = Edge(scenario)
         self.driver = RealtimeDriver(self.edge.kernel, time_scale=time_scale)
+        self.wire_time = wire_time
         fw = self.edge.gateway_fw
         assert isinstance(fw, EdgeForwarder)
         fw.ingress = self.driver.external
+        if wire_time == "wall":
+            fw.wall_wire_scale = time_scale
         self.management = NfdManagement(fw)
         self.status_endpoint = Endpoint(self.edge.kernel, fw, self.edge.gateway_endpoint.rng,
                                         "app://status")
@@ -88,6 +99,8 @@ class EmulatedGateway:
     def status(self) -> dict[str, Any]:
         """Driver (virtual time, lag) and edge (registrations, counters) in one dict."""
         out = self.driver.status()
+        out["wire_time"] = self.wire_time
+        out["wire_time_scale"] = 1.0 if self.wire_time == "wall" else self.driver.time_scale
         out.update(self.edge.status())
         return out
 
@@ -101,6 +114,7 @@ async def serve_gateway(
     listen: Sequence[str],
     *,
     time_scale: float = 1.0,
+    wire_time: str = "emulated",
     routes: Sequence[tuple[str, str]] = (),
     ready: Callable[[list[str], EmulatedGateway], None] | None = None,
     stop: asyncio.Event | None = None,
@@ -111,7 +125,7 @@ async def serve_gateway(
     if not listen:
         raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
     uris = [ListenUri.parse(u) for u in listen]
-    gw = EmulatedGateway(scenario, time_scale=time_scale)
+    gw = EmulatedGateway(scenario, time_scale=time_scale, wire_time=wire_time)
     fw = gw.edge.gateway_fw
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
