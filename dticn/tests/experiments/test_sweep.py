@@ -48,3 +48,18 @@ def test_many_nodes_share_one_gateway() -> None:
     [row] = run_many([Experiment(config="push-draft", nodes=4, duration_s=600.0,
                                  warmup_s=90.0)], workers=1)
     assert row["items"] >= 4 * 8 and row["success_ratio"] == 1.0
+
+
+def test_long_multisuperframes_stretch_lifetimes_warmup_and_tail() -> None:
+    from dticn.experiments.world import World
+
+    artifact = World(Experiment())
+    assert artifact.context.lora_interest_lifetime_s == 64.0
+    assert (artifact.warmup_s, artifact.horizon_s) == (120.0, 120.0 + 3600.0 + 160.0)
+    big = World(Experiment(nodes=30, duration_s=60.0))
+    msf = big.radio.ctx.mac.timing.multisuperframe_s
+    assert msf > 60.0
+    assert big.context.lora_interest_lifetime_s > 2 * msf
+    assert big.gateway_fw.config.default_retx.pit_lifetime > 2 * msf
+    assert big.node_fws[1].config.default_retx.pit_lifetime > 2 * msf
+    assert big.warmup_s >= 3 * msf and big.horizon_s >= big.warmup_s + 60.0 + 3 * msf

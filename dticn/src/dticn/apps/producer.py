@@ -40,13 +40,15 @@ class NodeApp:
     """Registration, on-demand production and push. ``prefix`` is the node's ``/<id>``."""
 
     def __init__(self, endpoint: Endpoint, prefix: Name, log: ItemLog, *,
-                 payload_bytes: int = 8, freshness_ms: int = 3_600_000) -> None:
+                 payload_bytes: int = 8, freshness_ms: int = 3_600_000,
+                 registration_lifetime_s: float = 64.0) -> None:
         self.endpoint = endpoint
         self.kernel = endpoint.kernel
         self.prefix = prefix
         self.log = log
         self.payload_bytes = payload_bytes
         self.freshness_ms = freshness_ms
+        self.registration_lifetime_s = registration_lifetime_s
         self.registered_at: float | None = None
         self.answered = 0
         endpoint.serve(prefix, self._on_interest)
@@ -55,14 +57,16 @@ class NodeApp:
         """Send ``/reg/<id>``; retry after a while if no ACK came back."""
         if self.registered_at is not None:
             return
-        self.endpoint.express(Interest(REGISTRATION_PREFIX + self.prefix, lifetime_ms=64_000),
+        lifetime_ms = round(self.registration_lifetime_s * 1000)
+        self.endpoint.express(Interest(REGISTRATION_PREFIX + self.prefix, lifetime_ms=lifetime_ms),
                               self._registered, self._registration_failed)
 
     def _registered(self, interest: Interest, data: Data) -> None:
         self.registered_at = self.kernel.now()
 
     def _registration_failed(self, interest: Interest, reason: str) -> None:
-        self.kernel.call_later(REGISTRATION_RETRY_S, self.register)
+        self.kernel.call_later(min(REGISTRATION_RETRY_S, self.registration_lifetime_s),
+                               self.register)
 
     def content(self, name: Name) -> Data:
         """The item ``name`` (a few bytes, as in the artifact)."""

@@ -17,7 +17,8 @@ class Experiment:
         seed: everything random (link loss, nonces, traffic, radio) derives from it.
         duration_s: measurement window; transactions start only inside it.
         warmup_s: time for the node to register before the window opens.
-        tail_s: time after the window so late transactions can finish.
+        tail_s: time after the window so late transactions can finish (at least three
+            multisuperframes; see :func:`dticn.experiments.world.radio_scenario`).
         delays_s: one-way delay of (consumer-forwarder, forwarder-gateway) links.
         loss: Bernoulli loss per frame on both Internet links.
         nodes: LoRa nodes behind the gateway (1 in the artifact).
@@ -54,7 +55,7 @@ class Experiment:
 
     @property
     def horizon_s(self) -> float:
-        """Total simulated time."""
+        """Simulated time with the given tail (the world may lengthen the tail)."""
         return self.warmup_s + self.duration_s + self.tail_s
 
     def with_(self, **changes: Any) -> Experiment:

@@ -73,12 +73,27 @@ class MacFrameMeter:
         self.by_node[event.node] = self.by_node.get(event.node, 0) + 1
 
 
-def transaction_times(exp: Experiment, node: int) -> np.ndarray:
+def stretched(exp: Experiment, multisuperframe_s: float) -> tuple[float, float]:
+    """(warm-up, tail) long enough for the schedule: every node registers (CAP, then the ACK
+    in its downlink GTS) and the window's last items finish, even with long multisuperframes
+    (many nodes, high SF). The artifact's 30.72 s keeps the given values."""
+    return (max(exp.warmup_s, 3 * multisuperframe_s), max(exp.tail_s, 3 * multisuperframe_s))
+
+
+def lora_lifetime(multisuperframe_s: float, slot_s: float) -> float:
+    """PIT lifetime for Interests crossing the LoRa link: the artifact's 64 s, or a full LoRa
+    round trip (next downlink GTS, then the next uplink GTS: under two multisuperframes)."""
+    return max(64.0, 2 * multisuperframe_s + 2 * slot_s)
+
+
+def transaction_times(exp: Experiment, node: int, warmup_s: float | None = None
+                      ) -> np.ndarray:
     """Start times of one node's transactions inside the window (own seeded generator)."""
     rng = np.random.default_rng([exp.seed, 5151, node])
     low, high = exp.interval_s
     mean = (low + high) / 2
-    start, end = exp.warmup_s, exp.warmup_s + exp.duration_s
+    start = exp.warmup_s if warmup_s is None else warmup_s
+    end = start + exp.duration_s
     t = start + rng.uniform(0.0, mean)
     out = []
     while t < end:
@@ -95,7 +110,8 @@ def transaction_times(exp: Experiment, node: int) -> np.ndarray:
 def radio_scenario(exp: Experiment) -> Scenario:
     """The radio side of ``exp``: artifact DSME (SO 3, MO = BO = 5) unless it cannot hold
     the experiment: SO grows until a full 127-byte frame and its ACK fit one slot (higher
-    spreading factors), MO until every node has an uplink and a downlink GTS."""
+    spreading factors), MO until every node has an uplink and a downlink GTS. Warm-up and
+    tail stretch with the multisuperframe (:func:`stretched`)."""
     so = 3
     mo = exp.mo if exp.mo is not None else 5
     while True:
@@ -107,13 +123,14 @@ def radio_scenario(exp: Experiment) -> Scenario:
             fit = smallest_mo_that_fits(scenario)
             scenario = scenario.with_(mo=fit, bo=fit)
         try:
-            build_context(scenario)
+            ctx = build_context(scenario)
         except ValueError as exc:
             if "slot" in str(exc) and so < 8:
                 so += 1
                 continue
             raise
-        return scenario
+        warmup, tail = stretched(exp, ctx.mac.timing.multisuperframe_s)
+        return scenario.with_(duration_s=warmup + exp.duration_s + tail)
 
 
 class World:
@@ -124,6 +141,11 @@ class World:
         self.config = cfg = config or get_config(exp.config)
         self.scenario = scenario = radio_scenario(exp)
         self.radio = RadioNetwork(scenario, build_context(scenario), traffic=False)
+        self.horizon_s = scenario.duration_s
+        timing = self.radio.ctx.mac.timing
+        msf = timing.multisuperframe_s
+        self.warmup_s, _ = stretched(exp, msf)
+        lora_s = lora_lifetime(msf, timing.slot_s)
         self.kernel = kernel = self.radio.kernel
         self.counter = PacketCounter()
         self.log = ItemLog()
@@ -138,6 +160,10 @@ class World:
             fc = ForwarderConfig(default_retx=SchemeConfig.policy(triple))
             return CcnLiteForwarder(kernel, fc, rng=rng(role), hooks=hooks)
 
+        def lora_side(triple: tuple[float, float, int]) -> tuple[float, float, int]:
+            # gateway and node keep PIT entries for a whole LoRa round trip
+            return (max(triple[0], lora_s), triple[1], triple[2])
+
         self.hops: list[ForwarderHooks] = []
 
         def hop() -> ForwarderHooks | None:
@@ -149,7 +175,7 @@ class World:
 
         self.consumer_fw = forwarder(cfg.consumer, "consumer", hop())
         self.middle_fw = forwarder(cfg.forwarder, "forwarder", hop())
-        self.gateway_fw = forwarder(cfg.gateway, "gateway")
+        self.gateway_fw = forwarder(lora_side(cfg.gateway), "gateway")
         for fw, h in ((self.consumer_fw, self.hops[0] if self.hops else None),
                       (self.middle_fw, self.hops[1] if self.hops else None)):
             if h is not None:
@@ -179,7 +205,8 @@ class World:
             self.gateway_faces[i] = face
         self.gateway_endpoint = Endpoint(kernel, self.gateway_fw, rng("gateway-app"), "app://gw")
         self.context = GatewayContext(kernel, self.gateway_fw, self.gateway_endpoint,
-                                      self.radio.gateway, node_faces, rng("gateway-scheme"))
+                                      self.radio.gateway, node_faces, rng("gateway-scheme"),
+                                      lora_interest_lifetime_s=lora_s)
         self.scheme: GatewayScheme = cfg.gateway_scheme(self.context)
         self.gateway_fw.hooks = self.scheme
         self.gateway_fw.add_route(RNP_PREFIX, l2.b.face_id)
@@ -189,7 +216,7 @@ class World:
         self.node_fws: dict[int, CcnLiteForwarder] = {}
         for i in range(1, exp.nodes + 1):
             push = NodePushHooks() if cfg.node_mode == "push" else None
-            nfw = forwarder(cfg.node, f"node{i}", push)
+            nfw = forwarder(lora_side(cfg.node), f"node{i}", push)
             dev = self.radio.devices[i]
             dev.observers.append(self.mac)
             face = LoRaFace(dev, GATEWAY, counter=self.counter, link=LORA_LINK, direction="up",
@@ -201,7 +228,8 @@ class World:
             if push is not None:
                 push.app_face_id = ep.face_id
                 push.uplink = face
-            self.nodes[i] = NodeApp(ep, node_prefix(i), self.log)
+            self.nodes[i] = NodeApp(ep, node_prefix(i), self.log,
+                                    registration_lifetime_s=lora_s)
             self.node_fws[i] = nfw
             self.consumer_fw.add_route(node_prefix(i), l1.a.face_id)
             self.middle_fw.add_route(node_prefix(i), l2.a.face_id)
@@ -211,7 +239,8 @@ class World:
         self.consumer_endpoint = Endpoint(kernel, self.consumer_fw, rng("consumer-app"),
                                           "app://consumer")
         self.consumer = ConsumerApp(self.consumer_endpoint, self.log, mode=cfg.consumer_mode,
-                                    lifetime_s=cfg.consumer[0], deadline_s=cfg.deadline_s)
+                                    lifetime_s=cfg.consumer[0],
+                                    deadline_s=max(cfg.deadline_s, 4 * msf))
         self._scheduled = False
 
     @property
@@ -232,7 +261,7 @@ class World:
         for i, app in self.nodes.items():
             self.kernel.call_at(1.0 + 0.1 * i, app.register)
             prefix = node_prefix(i)
-            for k, t in enumerate(transaction_times(self.exp, i)):
+            for k, t in enumerate(transaction_times(self.exp, i, self.warmup_s)):
                 name = item_name(prefix, k)
                 if push:
                     self.kernel.call_at(float(t), app.push, name)
@@ -242,7 +271,7 @@ class World:
     def run(self, until: float | None = None) -> None:
         """Advance virtual time (to the horizon by default)."""
         self.schedule()
-        self.kernel.run(until=self.exp.horizon_s if until is None else until)
+        self.kernel.run(until=self.horizon_s if until is None else until)
 
     def temporary_state(self) -> dict[str, int]:
         """Everything that must have expired after a quiet period (tests check it is 0)."""
