@@ -7,18 +7,20 @@ from hypothesis import strategies as st
 
 from dticn.radio.batch import run, run_batch
 from dticn.radio.network import RadioNetwork
+from dticn.radio.results import RadioResult
 from dticn.radio.scenario import Scenario, parse_duration
 
 SHORT = Scenario(nodes=6, duration_s=2 * 3600.0, traffic="periodic:60s", seed=3)
 
 
-def _charge(result):
+def _charge(result: RadioResult) -> np.ndarray:
     return np.array([n.energy.charge_total_mas for n in result.nodes])
 
 
 @pytest.mark.parametrize("changes", [{}, {"downlink_gts": True, "rx_chains": 8},
                                      {"cap_rx": True}])
-def test_closed_form_upkeep_matches_event_by_event_within_one_percent(changes) -> None:
+def test_closed_form_upkeep_matches_event_by_event_within_one_percent(
+        changes: dict[str, object]) -> None:
     s = SHORT.with_(**changes)
     events = RadioNetwork(s.with_(upkeep="events")).run()
     closed = RadioNetwork(s.with_(upkeep="closed")).run()

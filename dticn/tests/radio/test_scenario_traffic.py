@@ -1,6 +1,7 @@
 """Scenario files shipped with the package, and the traffic models."""
 
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ def test_shipped_scenarios_load_and_run_short() -> None:
     assert result.summary()["delivery_ratio"] > 0.95
 
 
-def test_unknown_scenario_keys_are_refused(tmp_path) -> None:
+def test_unknown_scenario_keys_are_refused(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("nodez = 3\n")
     with pytest.raises(ValueError, match="unknown scenario keys"):
