@@ -218,3 +218,21 @@ def test_gateway_refuses_bad_flags() -> None:
         result = runner.invoke(build_app(), ["gateway", *args])
         assert result.exit_code != 0, args
         assert why in result.output, (args, result.output)
+
+
+def test_gateway_predict_prints_the_simulators_time_to_content() -> None:
+    from typer.testing import CliRunner
+
+    from dticn.cli import build_app
+
+    result = CliRunner().invoke(build_app(), [
+        "gateway", "--scheme", "rice", "--nodes", "2", "--seed", str(SEED),
+        "--predict", "/node1/0@170", "--predict", "/node9/1@100"])
+    assert result.exit_code == 0, result.output
+    expected = predict(EdgeScenario(scheme="rice", nodes=2, seed=SEED),
+                       [(170.0, "/node1/0")])["/node1/0"].time_to_content
+    assert expected is not None
+    assert f"PREDICT /node1/0 start=170.000 outcome=delivered ttc={expected:.3f}" in result.output
+    assert "PREDICT /node9/1 start=100.000 outcome=nack" in result.output
+    bad = CliRunner().invoke(build_app(), ["gateway", "--predict", "/node1/0"])
+    assert bad.exit_code != 0 and "NAME@T" in bad.output

@@ -31,6 +31,12 @@ def gateway(
         help="Static route PREFIX=URI to another gateway or forwarder (tcp://, unix://, "
         "udp://; repeatable).",
     ),
+    predict: list[str] = typer.Option(
+        [], "--predict",
+        help="Do not serve: print the simulator's time to content for NAME@T (a request at "
+        "virtual time T; polling/RICE) or NAME (a pushed item), same scenario and seed "
+        "(repeatable).",
+    ),
     log_level: str = typer.Option("info", "--log-level", help="debug logs every packet."),
     status_every: float = typer.Option(10.0, help="Wall seconds between lag log lines."),
 ) -> None:
@@ -76,6 +82,10 @@ def gateway(
                               seed=1 if seed is None else seed, prefixes=prefixes)
     except (KeyError, ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc).strip('"')) from exc
+    if predict:
+        logging.getLogger().setLevel(logging.WARNING)
+        _print_prediction(sc, predict)
+        return
     try:
         asyncio.run(serve_gateway(sc, listen, time_scale=time_scale, wire_time=wire_time,
                                   routes=routes,
@@ -83,6 +93,33 @@ def gateway(
     except ConnectionError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
+
+
+def _print_prediction(scenario: object, specs: list[str]) -> None:
+    """One ``PREDICT`` line per spec, from :func:`dticn.emulation.predict.predict`."""
+    from dticn.emulation.predict import predict
+    from dticn.emulation.scenario import EdgeScenario
+
+    assert isinstance(scenario, EdgeScenario)
+    requests = []
+    for spec in specs:
+        name, _, at = spec.partition("@")
+        if not scenario.pushes:
+            try:
+                requests.append((float(at), name))
+            except ValueError:
+                raise typer.BadParameter(f"--predict {spec!r}: give NAME@T, T in virtual "
+                                         "seconds after the gateway started") from None
+    outcomes = predict(scenario, requests)
+    for spec in specs:
+        name = spec.partition("@")[0]
+        item = outcomes.get(name)
+        if item is None:
+            typer.echo(f"PREDICT {name} outcome=not-produced (push schedule: --scenario)")
+            continue
+        ttc = item.time_to_content
+        typer.echo(f"PREDICT {name} start={item.started:.3f} outcome={item.outcome} "
+                   f"ttc={'-' if ttc is None else f'{ttc:.3f}'}")
 
 
 def register(app: typer.Typer) -> None:
