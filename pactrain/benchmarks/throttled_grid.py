@@ -39,10 +39,10 @@ def presets(repeats: int) -> dict[str, list[BenchConfig]]:
     return {
         "target": [
             BenchConfig(models=["resnet18"], methods=ALL_METHODS, bandwidths=["100mbit"],
-                        workers=4, batch_size=8, steps=20, warmup_steps=5, sparsity=0.8,
+                        workers=4, batch_size=8, steps=14, warmup_steps=4, sparsity=0.8,
                         repeats=repeats, powersgd_rank=4),
             BenchConfig(models=["digits-cnn"], methods=ALL_METHODS, bandwidths=["100mbit"],
-                        workers=4, batch_size=8, steps=300, warmup_steps=5, sparsity=0.8),
+                        workers=4, batch_size=8, steps=200, warmup_steps=5, sparsity=0.8),
         ],
         "grid": [
             BenchConfig(models=["digits-cnn", "resnet18", "vit-tiny", "gpt-tiny"],
@@ -99,15 +99,20 @@ def main(argv: list[str] | None = None) -> int:
     console = Console(width=150)
     rows: list[dict[str, Any]] = []
     environment: dict[str, Any] = {}
+    out = Path(args.out)
     for config in presets(args.repeats)[args.preset]:
-        document = run_bench(config, console=console)
+        done = list(rows)
+
+        def save_partial(new: list[dict[str, Any]], done: list = done) -> None:
+            write_json(out.with_suffix(".json"), done + new, {"partial": True})
+
+        document = run_bench(config, console=console, on_row=save_partial)
         rows += document["rows"]
         environment = document["environment"]
     environment["preset"] = args.preset
     console.print(rich_table(rows, title=f"pactrain bench ({args.preset})"))
     for line in target_report(rows):
         console.print(line)
-    out = Path(args.out)
     document = write_json(out.with_suffix(".json"), rows, environment)
     plot_bench(document, out.with_suffix(".png"))
     out.with_suffix(".md").write_text(markdown_table(rows) + "\n\n" +
