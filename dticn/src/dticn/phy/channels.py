@@ -51,7 +51,15 @@ class ChannelPlan:
         return self.first_hz + channel * self.spacing_hz
 
     def subband(self, channel: int) -> SubBand:
-        """The sub-band that contains the channel's occupied bandwidth."""
+        """The sub-band that contains the channel's occupied bandwidth (memoised: the duty
+        book asks for every frame)."""
+        cache: dict[int, SubBand] = self.__dict__.setdefault("_subband_cache", {})
+        band = cache.get(channel)
+        if band is None:
+            band = cache[channel] = self._find_subband(channel)
+        return band
+
+    def _find_subband(self, channel: int) -> SubBand:
         centre = self.frequency(channel)
         low, high = centre - self.bw_hz / 2, centre + self.bw_hz / 2
         for band in self.subbands:
