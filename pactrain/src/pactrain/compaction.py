@@ -16,9 +16,10 @@ Algorithm of :func:`compaction_hook` for one bucket:
    - ``dense``: zero pruned entries, divide by N, all-reduce the whole bucket (fp32);
    - ``fp32``: gather kept entries, divide by N, all-reduce them (k x 4 bytes);
    - ``fp16``/``bf16``: as fp32 but cast after dividing (k x 2 bytes);
-   - ``ternary``: gather kept entries (+ error-feedback residual), all-reduce MAX of the
-     local max |v| (4 bytes, waited for in the hook so every rank issues its collectives
-     in bucket order), stochastic int8 codes, all-reduce SUM of the codes (k bytes).
+   - ``ternary``: gather kept entries (+ error-feedback residual), all-reduce MAX of each
+     parameter's local max |v| (4 bytes per parameter, waited for in the hook so every
+     rank issues its collectives in bucket order), stochastic int8 codes, all-reduce SUM
+     of the codes (k bytes).
 4. On completion scatter the averaged entries back into a zeroed bucket (pruned entries
    are exactly zero) and return the bucket buffer.
 5. On the last bucket, close the step of the payload counter.
@@ -319,20 +320,23 @@ def _send_low_precision(tier: str) -> Callable[..., torch.futures.Future]:
 
 def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
                  layout: BucketLayout) -> torch.futures.Future:
-    """Stochastic ternary int8 codes of the kept entries under a group-wide MAX scale."""
+    """Stochastic ternary int8 codes of the kept entries, one group-wide MAX scale per
+    parameter (4 bytes each, all-reduced and waited for here, so every rank issues its
+    collectives in bucket order), then the int8 sum of the codes (1 byte per entry)."""
     values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "ternary")
     uniform = state.uniform_draws(layout)
-    scale = values.abs().max().reshape(1) if values.numel() else torch.zeros(1)
-    state.all_reduce(scale, "all_reduce_max", dist.ReduceOp.MAX).wait()
-    shared = float(scale[0])
-    codes = ternary_encode(values, shared, uniform)
+    lengths = torch.tensor(layout.kept_per_slot, dtype=torch.int64)
+    scales = torch.segment_reduce(values.abs(), "max", lengths=lengths, initial=0.0)
+    state.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX).wait()
+    per_entry = torch.repeat_interleave(scales, lengths)
+    codes = ternary_encode(values, per_entry, uniform)
     if state.error_feedback is not None:
         state.error_feedback.store(key, layout.numel, layout.kept,
-                                   values - codes.to(torch.float32) * shared)
+                                   values - codes.to(torch.float32) * per_entry)
     world_size = state.world_size
 
     def decode(future: torch.futures.Future) -> torch.Tensor:
-        averaged = ternary_decode(future.value()[0], shared, world_size)
+        averaged = ternary_decode(future.value()[0], per_entry, world_size)
         buffer.zero_()
         buffer.index_copy_(0, layout.kept, averaged)
         return buffer

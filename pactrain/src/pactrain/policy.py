@@ -234,7 +234,9 @@ class AdaptivePolicy:
         collective; the fastest observation of each payload size is the one closest to the
         link's own time, so the fit uses per-size minima. With one size alpha and beta
         cannot be told apart: both are scaled by observed/predicted (clamped to [1/4, 4]
-        per refresh). Blending with the previous model damps single noisy windows.
+        per refresh). In a process group the estimate is then capped by a fresh probe taken
+        right after a barrier (the lower envelope of both), and blending with the previous
+        model damps single noisy windows.
         """
         world_size = dist.get_world_size(process_group) if dist.is_initialized() else 1
         ring = ring_factor(world_size)
@@ -257,6 +259,12 @@ class AdaptivePolicy:
             ratio = min(max(seconds / self.link.all_reduce_time(nbytes, world_size), 0.25), 4.0)
             alpha, beta = alpha * ratio, beta * ratio
         self.observations.clear()
+        if dist.is_available() and dist.is_initialized():
+            # Lower envelope with a barrier-aligned probe: rank skew inflates what the
+            # hook observes but cannot inflate the probe, and compression cannot fix skew.
+            dist.barrier(group=process_group)
+            probed = probe_link(process_group, repeats=3)
+            alpha, beta = min(alpha, probed.alpha_s), min(beta, probed.beta_s_per_byte)
         alpha, beta = _agree([alpha, beta], process_group, dist.ReduceOp.SUM)
         self.link = LinkModel(
             (1 - self.blend) * self.link.alpha_s + self.blend * alpha,

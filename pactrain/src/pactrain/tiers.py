@@ -14,11 +14,13 @@ fp32     4     the kept entries only, fp32
 fp16     2     the kept entries, fp16 (divided by N first, so the sum cannot overflow)
 bf16     2     the kept entries, bf16
 ternary  1     int8 codes in {-1, 0, 1} summed as int8 (|sum| <= N <= 127), plus one
-               fp32 scale all-reduced with MAX before (4 bytes)
+               fp32 scale per parameter all-reduced with MAX before (4 bytes each)
 ======== ===== =====================================================================
 
 Ternary is stochastic and unbiased: with shared scale ``s >= max|v|``, code ``t = sign(v)``
-with probability ``|v|/s`` and 0 otherwise, so ``E[s * t] = v``.
+with probability ``|v|/s`` and 0 otherwise, so ``E[s * t] = v``. The scale is per parameter
+(as in TernGrad's per-layer scaling): one scale for a whole bucket would let its largest
+layer's gradients drown the others' in variance.
 """
 
 from __future__ import annotations
@@ -39,24 +41,27 @@ MAX_TERNARY_WORLD_SIZE = 127
 LOW_PRECISION: dict[str, torch.dtype] = {"fp16": torch.float16, "bf16": torch.bfloat16}
 
 
-def ternary_encode(values: torch.Tensor, scale: float, uniform: torch.Tensor) -> torch.Tensor:
+def ternary_encode(values: torch.Tensor, scale: torch.Tensor | float,
+                   uniform: torch.Tensor) -> torch.Tensor:
     """Stochastic ternary codes of ``values`` under ``scale`` (int8 in {-1, 0, 1}).
 
     Args:
         values: fp32 entries, ``|values| <= scale``.
-        scale: the shared scale (the group's max |value|); 0 gives all-zero codes.
+        scale: the shared scale, one number or one per entry (the group's max |value| of
+            the entry's parameter); where it is 0 the code is 0.
         uniform: U[0, 1) draws, one per entry (drawn by the caller so the stream is
             deterministic in bucket order).
     """
-    if scale <= 0.0:
-        return torch.zeros_like(values, dtype=torch.int8)
-    keep = uniform < values.abs() / scale
+    scale = torch.as_tensor(scale, dtype=values.dtype)
+    probability = values.abs() / torch.where(scale > 0, scale, torch.ones_like(scale))
+    keep = (uniform < probability) & (scale > 0)
     return (torch.sign(values) * keep).to(torch.int8)
 
 
-def ternary_decode(summed: torch.Tensor, scale: float, world_size: int) -> torch.Tensor:
+def ternary_decode(summed: torch.Tensor, scale: torch.Tensor | float,
+                   world_size: int) -> torch.Tensor:
     """Average of the ranks' ternary values: ``sum of codes * scale / world_size``."""
-    return summed.to(torch.float32) * (scale / world_size)
+    return summed.to(torch.float32) * (torch.as_tensor(scale, dtype=torch.float32) / world_size)
 
 
 #: One parameter's place in a bucket: (canonical name, offset in the bucket, numel).

@@ -70,7 +70,9 @@ class MethodConfig:
         rank: this rank.
         sparsity: final pruning sparsity of the run (methods may size themselves by it).
         seed: run seed; stochastic methods derive per-rank generators from it.
-        error_feedback: keep a residual of what lossy compression dropped.
+        error_feedback: keep a residual of what lossy compression dropped. Off by default:
+            ternary is unbiased but not contractive, and feeding its large residuals back
+            added variance (digits-cnn, 80% sparse, 300 steps: 0.971 with, 0.980 without).
         tier: force one PacTrain tier (``"dense"``, ``"fp32"``, ``"fp16"``, ``"bf16"``,
             ``"ternary"``); ``None`` lets the adaptive policy decide per bucket.
         allowed_tiers: tiers the adaptive policy may pick from.
@@ -84,7 +86,7 @@ class MethodConfig:
     rank: int = 0
     sparsity: float = 0.8
     seed: int = 0
-    error_feedback: bool = True
+    error_feedback: bool = False
     tier: str | None = None
     allowed_tiers: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary")
     refresh_every: int = 50

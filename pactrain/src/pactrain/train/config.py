@@ -62,7 +62,7 @@ class RunConfig:
     prune_end: float = 0.6
     prune_frequency: int | None = None
     prune_scope: str = "global"
-    error_feedback: bool = True
+    error_feedback: bool = False
     refresh_every: int = 50
     probe_link: bool = True
     warmup_steps: int = 5

@@ -21,10 +21,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -66,6 +68,19 @@ def _kill_all(procs: Sequence[subprocess.Popen]) -> None:
             proc.wait(timeout=10)
 
 
+def _exit_on_sigterm() -> Any:
+    """Turn SIGTERM into SystemExit while workers run, so ``finally`` kills them (a
+    terminated launcher must not leave orphaned workers). Returns the previous handler,
+    or None off the main thread, where handlers cannot be installed."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def terminate(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    return signal.signal(signal.SIGTERM, terminate)
+
+
 def run_training(
     config: RunConfig,
     command_prefix_for_rank: Callable[[int], Sequence[str]] | None = None,
@@ -94,6 +109,7 @@ def run_training(
         port = master_port or free_port()
         procs: list[subprocess.Popen] = []
         logs: list[Path] = []
+        previous_handler = _exit_on_sigterm()
         try:
             for rank in range(config.workers):
                 env = dict(os.environ)
@@ -113,6 +129,8 @@ def run_training(
             _wait(procs, logs, config, tmp / "progress", timeout_s, progress)
         finally:
             _kill_all(procs)
+            if previous_handler is not None:
+                signal.signal(signal.SIGTERM, previous_handler)
         if not result_path.exists():
             raise WorkerFailedError(
                 f"rank 0 finished without writing {result_path}; its log:\n{_tail(logs[0])}"
