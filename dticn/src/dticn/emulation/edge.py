@@ -42,6 +42,8 @@ from dticn.schemes import get as get_config
 from dticn.schemes.base import SchemeConfig
 
 LORA_LINK = "lora"
+STATUS_RECENT_ITEMS = 10
+"""Produced items listed in the status (it must fit one NDN packet)."""
 REGISTRATION_AT_S = 1.0
 """Node k sends its registration at ``REGISTRATION_AT_S + 0.1 k`` (as the World does)."""
 
@@ -182,8 +184,10 @@ class Edge:
         from dticn.packets.name import name_to_str
 
         scheme = {k: v for k, v in vars(self.scheme).items() if isinstance(v, int)}
-        produced = {name_to_str(n): {"started": it.started, "outcome": it.outcome}
-                    for n, it in self.log.items.items()}
+        items = list(self.log.items.items())
+        produced = {"items": len(items), "recent": {   # bounded: the status is one packet
+            name_to_str(n): {"started": it.started, "outcome": it.outcome}
+            for n, it in items[-STATUS_RECENT_ITEMS:]}}
         return {"scheme": self.config.name, "nodes": self.scenario.nodes,
                 "prefixes": self.scenario.node_prefixes(), "registered": self.registered(),
                 "scheme_counters": scheme, "produced": produced,
