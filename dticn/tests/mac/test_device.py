@@ -95,9 +95,9 @@ def test_lost_beacons_lead_to_sync_loss_and_rescan() -> None:
 
 
 def test_association_handshake_allocates_gts() -> None:
-    net = _net(association="handshake", nodes=3)
+    net = _net(association="handshake", nodes=3, downlink_gts=True, rx_chains=4)
     net.kernel.run(until=200.0)
     for dev in net.devices.values():
         assert dev.sync is SyncState.TRACKING
-        assert len(dev.uplink) == 1
-    assert len(net.gateway.table.cells) == 3
+        assert len(dev.uplink) == 1 and len(dev.downlink) == 1
+    assert len(net.gateway.table.cells) == 6

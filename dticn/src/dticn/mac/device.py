@@ -47,7 +47,8 @@ class DsmeDevice:
 
     def __init__(self, address: int, coordinator: int, platform: Platform, config: MacConfig,
                  *, meter: EnergyMeter, upkeep: str = "closed",
-                 association: str = "static") -> None:
+                 association: str = "static",
+                 gts_directions: tuple[str, ...] = ("up",)) -> None:
         if upkeep not in UPKEEP_MODES:
             raise ValueError(f"upkeep={upkeep!r}: use one of {UPKEEP_MODES}")
         if association not in ASSOCIATION_MODES:
@@ -59,6 +60,7 @@ class DsmeDevice:
         self.meter = meter
         self.upkeep = upkeep
         self.association = association
+        self.gts_directions = gts_directions   # what the association request asks for
         self.sync = SyncState.UNASSOCIATED
         self.gts_state = GtsState.NONE
         self.uplink: list[Gts] = []
@@ -278,7 +280,7 @@ class DsmeDevice:
     def _request_association(self) -> None:
         frame = Frame(FrameKind.ASSOCIATION_REQUEST, self.address, self.coordinator,
                       self._next_seq(), self.cfg.association_request_bytes, ack_request=True,
-                      info={"directions": ["up"]})
+                      info={"directions": list(self.gts_directions)})
         self.sync = fire(SYNC_TRANSITIONS, self.sync, SyncEvent.ASSOCIATION_REQUESTED)
         self.gts_state = fire(GTS_TRANSITIONS, self.gts_state, GtsEvent.REQUEST)
         self.cap.submit(frame)

@@ -69,7 +69,8 @@ class RadioNetwork:
             platform = Platform(self.kernel, random.Random(s.seed * 1_000_003 + i), radio,
                                 ctx.phy, DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle))
             dev = DsmeDevice(i, GATEWAY, platform, ctx.mac, meter=meter, upkeep=s.upkeep,
-                             association=s.association)
+                             association=s.association,
+                             gts_directions=("up", "down") if s.downlink_gts else ("up",))
             if s.association == "static":
                 dev.install_gts(list(ctx.table.by_device.get(i, [])))
             dev.observers.append(self._device_event)
