@@ -24,8 +24,9 @@ Usage::
     python wait_hint_consumer.py push --count 3
 
 ``NAME@T`` starts that fetch at the gateway's virtual time T. Output, one line per item:
-``DATA <name> ttc=<virtual s> hints=<n> start=<virtual s> content=<hex>`` or
-``ITEM <name> at=<virtual s> content=<hex>``.
+``DATA <name> ttc=<virtual s> hints=<n> start=<virtual s> late=<virtual s> content=<hex>``
+or ``ITEM <name> at=<virtual s> notified=<virtual s> content=<hex>`` (``late``: how much
+longer than asked this process slept; ``notified``: when the ``/RNP`` Interest arrived).
 """
 
 from __future__ import annotations
@@ -99,10 +100,12 @@ def read_tlv_uint(content: bytes, tlv_type: int) -> int | None:
 
 
 async def fetch(app: NDNApp, name: str, clock: GatewayClock, *, deadline_s: float = 150.0,
-                lifetime_ms: int = 4000) -> tuple[bytes, float, int]:
-    """Fetch ``name`` following wait hints; return (content, virtual seconds, hints)."""
+                lifetime_ms: int = 4000) -> tuple[bytes, float, int, float]:
+    """Fetch ``name`` following wait hints; return (content, virtual seconds to content,
+    hints, seconds this process overslept: scheduling noise of the host, not the network)."""
     start = clock.now()
     hints = 0
+    late = 0.0
     while True:
         _name, meta, content = await app.express_interest(
             name, must_be_fresh=True, can_be_prefix=False, lifetime=lifetime_ms)
@@ -110,7 +113,7 @@ async def fetch(app: NDNApp, name: str, clock: GatewayClock, *, deadline_s: floa
         if meta.content_type == CONTENT_TYPE_NACK:
             raise LookupError(f"{name}: the gateway has no node for this name (NACK)")
         if meta.content_type != CONTENT_TYPE_WAIT:
-            return content, clock.now() - start, hints
+            return content, clock.now() - start, hints, late
         wait_ms = read_tlv_uint(content, TLV_WAIT_TIME)
         if wait_ms is None:
             raise ValueError(f"{name}: wait hint without a WaitTime TLV (0xC8)")
@@ -118,16 +121,20 @@ async def fetch(app: NDNApp, name: str, clock: GatewayClock, *, deadline_s: floa
         wait_s = clock.from_wire(wait_ms / 1000)
         if clock.now() + wait_s - start > deadline_s:
             raise TimeoutError(f"{name}: the next hint ({wait_s:.2f} s) passes the deadline")
+        slept_from = clock.now()
         await asyncio.sleep(clock.wall(wait_s))
+        late += clock.now() - slept_from - wait_s
 
 
 def serve_push(app: NDNApp, clock: GatewayClock, on_item, *, lifetime_ms: int = 4000) -> None:
     """Answer ``/RNP`` notifications: fetch the reflexive name, hand the item to
-    ``on_item(name, content, virtual_time)``, then ACK the notification."""
+    ``on_item(name, content, virtual time now, virtual time of the notification)``, then
+    ACK the notification."""
     seen: set[str] = set()
     tasks: set[asyncio.Task] = set()         # keep references until each task is done
 
     async def handle(notify_name, app_param) -> None:
+        notified = clock.now()
         key = Name.to_str(notify_name)
         if key in seen:
             return                           # a retransmitted notification
@@ -146,7 +153,7 @@ def serve_push(app: NDNApp, clock: GatewayClock, on_item, *, lifetime_ms: int = 
             seen.discard(key)
             return
         inner_name, _meta, inner_content, _sig = parse_data(bytes(wrapped or b""))
-        on_item(Name.to_str(inner_name), bytes(inner_content or b""), clock.now())
+        on_item(Name.to_str(inner_name), bytes(inner_content or b""), clock.now(), notified)
         app.put_data(notify_name, b"", freshness_period=0)
 
     @app.route("/RNP")
@@ -179,9 +186,10 @@ def main(argv: list[str] | None = None) -> int:
                 await asyncio.sleep(max(clock.wall(float(at) - clock.now()), 0.0))
             start = clock.now()
             try:
-                content, ttc, hints = await fetch(app, name, clock, deadline_s=args.deadline)
+                content, ttc, hints, late = await fetch(app, name, clock,
+                                                        deadline_s=args.deadline)
                 print(f"DATA {name} ttc={ttc:.3f} hints={hints} start={start:.3f} "
-                      f"content={content.hex()}", flush=True)
+                      f"late={late:.3f} content={content.hex()}", flush=True)
             except (LookupError, TimeoutError, ValueError, InterestNack,
                     InterestTimeout) as exc:
                 print(f"FAIL {name} {type(exc).__name__}: {exc}", flush=True)
@@ -197,9 +205,10 @@ def main(argv: list[str] | None = None) -> int:
         done = asyncio.Event()
         got: list[str] = []
 
-        def on_item(name: str, content: bytes, at: float) -> None:
+        def on_item(name: str, content: bytes, at: float, notified: float) -> None:
             got.append(name)
-            print(f"ITEM {name} at={at:.3f} content={content.hex()}", flush=True)
+            print(f"ITEM {name} at={at:.3f} notified={notified:.3f} content={content.hex()}",
+                  flush=True)
             if len(got) >= args.count:
                 done.set()
 

@@ -4,10 +4,13 @@
 Time to content measured in emulation is compared with the simulator's prediction for
 the same scenario and seed (:func:`dticn.emulation.predict.predict`). Tolerance, per item:
 ``max(10% of the prediction, 2 virtual s)``. Why: every exchange of the real consumer
-crosses loopback and python-ndn (a few ms of wall time, times the time scale of 40),
-asyncio sleeps overshoot by a few ms, and the driver runs events a few ms late on a loaded
-host (its lag). 2 virtual s = 50 ms of wall time at scale 40. A scheduling error of one
-DSME slot or one extra wait hint (30.72 s, one multisuperframe) cannot hide in it.
+crosses loopback and python-ndn (a few ms of wall time, times the time scale of 25), and
+the driver runs events a few ms late on a loaded host (its lag). 2 virtual s = 80 ms of
+wall time at scale 25. A scheduling error of one DSME slot or one extra wait hint (30.72 s,
+one multisuperframe) cannot hide in it. What the client process itself loses to the host's
+scheduler (oversleeping after a hint; handling a push notification) is measured by the
+client, reported, and taken out: it is not the emulation's doing, and on a host with load
+average 10+ on 2 cores a single stall of 0.5-1 s wall was seen.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dticn.emulation.predict import predict
 from dticn.emulation.scenario import EdgeScenario
 
 EXAMPLE = str(Path(__file__).parents[2] / "examples" / "wait_hint_consumer.py")
-SCALE = 40.0
+SCALE = 25.0
 SEED = 2
 CLIENT_START_S = 4.0
 """Wall seconds after READY before the first timed request (python-ndn start-up)."""
@@ -119,15 +122,16 @@ def test_rice_python_ndn_consumer_follows_the_hint_and_agrees_with_the_simulator
         assert gw["now"] < 20.0, "the gateway registered its nodes late"
         specs = [f"{n}@{t:g}" for n, t in zip(wanted, starts, strict=True)]
         rc, out = _example(gw["tcp"][0], "get", *specs, "/node9/0")
-    got = {m.group(1): (float(m.group(2)), int(m.group(3)), float(m.group(4)), m.group(5))
+    got = {m.group(1): (float(m.group(2)), int(m.group(3)), float(m.group(4)),
+                        float(m.group(5)), m.group(6))
            for m in (re.match(
-               r"DATA (\S+) ttc=(\S+) hints=(\d+) start=(\S+) content=(\w+)", ln)
+               r"DATA (\S+) ttc=(\S+) hints=(\d+) start=(\S+) late=(\S+) content=(\w+)", ln)
                for ln in out) if m}
     assert rc == 1, out                                  # /node9/0 is NACKed
     assert any(ln.startswith("FAIL /node9/0 LookupError") for ln in out), out
     predicted = predict(scenario, list(zip(starts, wanted, strict=True)))
     for name, planned in zip(wanted, starts, strict=True):
-        ttc, hints, started, content = got[name]
+        ttc, hints, started, late, content = got[name]
         assert abs(started - planned) < 2.0, (
             f"{name} started at {started:.2f}, planned {planned:.2f}: the python-ndn client "
             f"came up later than {CLIENT_START_S} s after READY (host too loaded?)")
@@ -136,15 +140,20 @@ def test_rice_python_ndn_consumer_follows_the_hint_and_agrees_with_the_simulator
         assert bytes.fromhex(content)[:4].endswith(index.encode())   # the node's item
         sim = predicted[name].time_to_content
         assert sim is not None
-        print(f"RICE {name}: emulated {ttc:.2f} s, simulated {sim:.2f} s")
-        assert abs(ttc - sim) <= tolerance(sim), (name, ttc, sim)
+        # The client's own oversleeping (host scheduling, measured by the client) is not
+        # the gateway's doing: take it out, report it.
+        assert late > -0.1, late
+        print(f"RICE {name}: emulated {ttc:.2f} s (client overslept {late:.2f} s), "
+              f"simulated {sim:.2f} s")
+        assert abs(ttc - late - sim) <= tolerance(sim), (name, ttc, late, sim)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("scheme", ["push", "push-draft"])
 def test_push_python_ndn_consumer_answers_the_reflexive_interest(tmp_path: Path,
                                                                  scheme: str) -> None:
-    times = (170.0, 215.0, 260.0)       # after the client is up (CLIENT_START_S)
+    first = 10.0 + CLIENT_START_S * SCALE  # after the client is up (CLIENT_START_S)
+    times = (first, first + 45.0, first + 90.0)
     scen_file = tmp_path / "push.toml"
     scen_file.write_text(f'scheme = "{scheme}"\nseed = {SEED}\n[[node]]\nprefix = "/node1"\n'
                          f"push_at = {list(times)}\n")
@@ -153,19 +162,23 @@ def test_push_python_ndn_consumer_answers_the_reflexive_interest(tmp_path: Path,
                  "--scheme", scheme) as gw:
         rc, out = _example(gw["tcp"][0], "push", "--count", str(len(times)))
     assert rc == 0, out
-    got = {m.group(1): (float(m.group(2)), m.group(3))
-           for m in (re.match(r"ITEM (\S+) at=(\S+) content=(\w+)", ln) for ln in out) if m}
+    got = {m.group(1): (float(m.group(2)), float(m.group(3)), m.group(4))
+           for m in (re.match(r"ITEM (\S+) at=(\S+) notified=(\S+) content=(\w+)", ln)
+                     for ln in out) if m}
     assert sorted(got) == ["/node1/0", "/node1/1", "/node1/2"], out
     predicted = predict(scenario)
     for k, produced in enumerate(times):
         name = f"/node1/{k}"
-        at, content = got[name]
+        at, notified, content = got[name]
         assert bytes.fromhex(content)[:4].endswith(str(k).encode())
         ttc = at - produced
+        client = at - notified          # the python-ndn process: fetch, unwrap (host noise)
+        assert 0.0 <= client < ttc
         sim = predicted[name].time_to_content
         assert sim is not None
-        print(f"{scheme} {name}: emulated {ttc:.2f} s, simulated {sim:.2f} s")
-        assert abs(ttc - sim) <= tolerance(sim), (name, ttc, sim)
+        print(f"{scheme} {name}: emulated {ttc:.2f} s (client {client:.2f} s), "
+              f"simulated {sim:.2f} s")
+        assert abs(ttc - client - sim) <= tolerance(sim), (name, ttc, client, sim)
     log = (tmp_path / "gw.log").read_text()
     assert '"acked": 3' in log            # the gateway got every ACK (its final status)
     assert '"pinned_items": 0' in log     # and dropped every pinned item after its ACK
@@ -183,7 +196,7 @@ def test_dticn_get_follows_wait_hints(tmp_path: Path) -> None:
             [sys.executable, "-m", "dticn.cli", "get", "--wait-hints", "/other/3",
              "--transport", gw["tcp"][0]], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "gateway time scale 40" in proc.stdout
+    assert f"gateway time scale {SCALE:g}" in proc.stdout
     assert re.search(r"^WAIT \d+\.\d+ s$", proc.stdout, re.M)
     assert re.search(r"^DATA /node1/3 type=0 hints=[1-9]", proc.stdout, re.M)
     assert nack.returncode == 2 and "NACK" in nack.stdout
