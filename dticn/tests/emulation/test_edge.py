@@ -23,11 +23,21 @@ def test_push_nodes_keep_producing_and_status_fits_one_packet() -> None:
     assert len(json.dumps(status)) < 4000                        # an NDN packet is 8800
 
 
-def test_heap_holds_one_pending_item_per_push_node() -> None:
+def test_one_pending_item_per_push_node() -> None:
     edge = Edge(EdgeScenario(scheme="push", nodes=4, seed=1))
+    scheduled: list[float] = []
+    call_at = edge.kernel.call_at
+
+    def counting_call_at(when, callback, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if getattr(callback, "__name__", "") == "produce":
+            scheduled.append(when)
+        return call_at(when, callback, *args, **kwargs)
+
+    edge.kernel.call_at = counting_call_at  # type: ignore[method-assign]
     edge.start()
-    pending = [e for e in edge.kernel._heap if getattr(e.callback, "__name__", "") == "produce"]
-    assert len(pending) == 4
+    assert len(scheduled) == 4                    # not 4 x 1000 entries up front
+    edge.kernel.run(until=max(scheduled) + 1.0)
+    assert len(scheduled) >= 8                    # each item scheduled the next
 
 
 def test_custom_names_register() -> None:

@@ -249,3 +249,20 @@ def test_gateway_predict_prints_the_simulators_time_to_content() -> None:
     assert "PREDICT /node9/1 start=100.000 outcome=nack" in result.output
     bad = CliRunner().invoke(build_app(), ["gateway", "--predict", "/node1/0"])
     assert bad.exit_code != 0 and "NAME@T" in bad.output
+
+
+def test_gateway_names_a_dead_route_peer_and_the_fix() -> None:
+    import socket
+
+    from typer.testing import CliRunner
+
+    from dticn.cli import build_app
+
+    with socket.socket() as probe:           # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = CliRunner().invoke(build_app(), [
+        "gateway", "--listen", "tcp://127.0.0.1:0", "--nodes", "1",
+        "--route", f"/far1=tcp://127.0.0.1:{port}", "--log-level", "warning"])
+    assert result.exit_code == 2
+    assert "cannot reach the peer" in result.output and "start that gateway" in result.output

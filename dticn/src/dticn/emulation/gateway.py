@@ -132,37 +132,36 @@ async def serve_gateway(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    closers = []
-    bound = []
-    for uri in uris:
-        where, close = await open_listener(fw, uri)
-        bound.append(where)
-        closers.append(close)
-        log.info("listening on %s", where)
-    static: list[Name] = []
-    for prefix, target in routes:
-        try:
-            face = await open_connection(fw, ListenUri.parse(target))
-        except OSError as exc:
-            raise ConnectionError(f"--route {prefix}={target}: cannot reach the peer ({exc}); "
-                                  "start that gateway or forwarder first") from exc
-        fw.add_route(name_from_str(prefix), face.face_id)
-        static.append(name_from_str(prefix))
-        log.info("route %s -> face %d %s", prefix, face.face_id, target)
-    fw.hooks = StaticRoutesFirst(gw.edge.scheme, [name_from_str("/localhost"), *static])
-    gw.edge.start()
-    gw.driver.start()
-    log.info("emulating %s: scheme %s, %d nodes %s, time scale %g, seed %d",
-             "LoRa edge", scenario.scheme, scenario.nodes,
-             " ".join(scenario.node_prefixes()), time_scale, scenario.seed)
-    reporter = asyncio.ensure_future(_report(gw, status_every_s))
+    closers: list[Callable[[], None]] = []
+    bound: list[str] = []
+    reporter: asyncio.Future[None] | None = None
     try:
-        waited = 0.0
+        for uri in uris:
+            where, close = await open_listener(fw, uri)
+            bound.append(where)
+            closers.append(close)
+            log.info("listening on %s", where)
+        static: list[Name] = []
+        for prefix, target in routes:
+            try:
+                face = await open_connection(fw, ListenUri.parse(target))
+            except OSError as exc:
+                raise ConnectionError(f"--route {prefix}={target}: cannot reach the peer "
+                                      f"({exc}); start that gateway or forwarder first") from exc
+            fw.add_route(name_from_str(prefix), face.face_id)
+            static.append(name_from_str(prefix))
+            log.info("route %s -> face %d %s", prefix, face.face_id, target)
+        fw.hooks = StaticRoutesFirst(gw.edge.scheme, [name_from_str("/localhost"), *static])
+        gw.edge.start()
+        gw.driver.start()
+        log.info("emulating the LoRa edge: scheme %s, %d nodes %s, time scale %g, seed %d",
+                 scenario.scheme, scenario.nodes, " ".join(scenario.node_prefixes()),
+                 time_scale, scenario.seed)
+        reporter = asyncio.ensure_future(_report(gw, status_every_s))
         while not gw.edge.all_registered and gw.driver.now() < ready_timeout_s:
             if stop.is_set():
                 break
             await asyncio.sleep(0.01)
-            waited += 0.01
         if not gw.edge.all_registered:
             missing = sorted(set(scenario.node_prefixes()) - set(gw.edge.registered()))
             log.warning("nodes %s did not register within %.0f virtual s; serving anyway "
@@ -173,7 +172,8 @@ async def serve_gateway(
             ready(bound, gw)
         await stop.wait()
     finally:
-        reporter.cancel()
+        if reporter is not None:
+            reporter.cancel()
         gw.driver.stop()
         for close in closers:
             close()
