@@ -23,6 +23,7 @@ from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.pit import PitEntry
 from dticn.gateway.signalling import ack
 from dticn.links.lora import REGISTRATION_PREFIX
+from dticn.mac.coordinator import DsmeCoordinator
 from dticn.mac.gts import Direction
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name, name_from_str
@@ -41,7 +42,7 @@ class GatewayContext:
     kernel: EventKernel
     forwarder: Forwarder
     endpoint: Endpoint
-    coordinator: object
+    coordinator: DsmeCoordinator
     node_faces: dict[int, int]
     rng: random.Random
     gateway_name: Name = field(default_factory=lambda: name_from_str("/gw"))
@@ -62,7 +63,7 @@ class GatewayContext:
     def next_slot(self, face_id: int, direction: Direction, after: float) -> float:
         """Start of the node's next GTS in ``direction`` at or after ``after``."""
         node = self.node_faces[face_id]
-        when = self.coordinator.next_slot_time(node, direction, after)  # type: ignore[attr-defined]
+        when = self.coordinator.next_slot_time(node, direction, after)
         if when is None:
             raise ValueError(f"node {node} has no {direction} GTS; allocate one in the scenario")
         return when
@@ -70,13 +71,11 @@ class GatewayContext:
     def airtime(self, payload_bytes: int) -> float:
         """LoRa time on air of a MAC data frame carrying ``payload_bytes``."""
         coord = self.coordinator
-        cfg = coord.cfg  # type: ignore[attr-defined]
-        return time_on_air(coord.p.phy, payload_bytes + cfg.data_overhead)  # type: ignore[attr-defined]
+        return time_on_air(coord.p.phy, payload_bytes + coord.cfg.data_overhead)
 
     def downlink_backlog(self, face_id: int) -> int:
         """Frames already queued for the node's downlink GTS."""
-        queues = self.coordinator.downlink_queues  # type: ignore[attr-defined]
-        return len(queues.get(self.node_faces[face_id], ()))
+        return len(self.coordinator.downlink_queues.get(self.node_faces[face_id], ()))
 
 
 class GatewayScheme(ForwarderHooks):

@@ -69,7 +69,7 @@ class RiceScheme(GatewayScheme):
 
     def hint(self, eta: float, now: float) -> float:
         """The wait hint for content expected at ``eta``: static, one multisuperframe."""
-        return self.ctx.coordinator.cfg.timing.multisuperframe_s  # type: ignore[attr-defined]
+        return self.ctx.coordinator.cfg.timing.multisuperframe_s
 
     def estimate_late(self, face_id: int) -> float:
         """Seconds until the content should arrive when it is already overdue."""
@@ -89,7 +89,7 @@ class RiceScheme(GatewayScheme):
 
     def estimate(self, face_id: int, interest: Interest | None) -> float:
         """Seconds until the content should be at the gateway."""
-        return self.ctx.coordinator.cfg.timing.multisuperframe_s  # type: ignore[attr-defined]
+        return self.ctx.coordinator.cfg.timing.multisuperframe_s
 
     def temporary_state(self) -> dict[str, int]:
         return {"rice_expected": len(self.expected)}
@@ -113,13 +113,13 @@ class ScheduleRiceScheme(RiceScheme):
         if interest is None:
             return self.estimate_late(face_id)
         ctx = self.ctx
-        cfg = ctx.coordinator.cfg  # type: ignore[attr-defined]
+        cfg = ctx.coordinator.cfg
         now = ctx.kernel.now()
         msf = cfg.timing.multisuperframe_s
         down = ctx.next_slot(face_id, Direction.DOWN, now + cfg.turnaround_s)
         down += ctx.downlink_backlog(face_id) * msf
         down_done = (down + cfg.turnaround_s + ctx.airtime(len(interest.encode()) + 10)
-                     + 2 * cfg.turnaround_s + ctx.coordinator.ack_s)  # type: ignore[attr-defined]
+                     + 2 * cfg.turnaround_s + ctx.coordinator.ack_s)
         up = ctx.next_slot(face_id, Direction.UP, down_done + cfg.wakeup_s)
         return up + ctx.airtime(REPLY_PAYLOAD_BYTES) - now
 
