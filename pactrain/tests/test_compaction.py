@@ -142,3 +142,47 @@ def test_adaptive_policy_decides_identically_on_every_rank() -> None:
     assert results[0]["link"] == results[1]["link"]  # agreed by all-reduce
     assert results[0]["version"] == 3 and results[0]["steps"] == 6
     assert sum(sum(c.values()) for c in results[0]["counts"].values()) >= 6
+
+
+def _ternary_mean(rank: int, world_size: int, iterations: int) -> dict:
+    """Same local gradient every iteration: the ternary hook's average must converge to
+    the exact average (unbiased), with per-parameter scales and int8 sums on the wire."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3))
+    tracker = MaskTracker(GradualPruner(model, PruningConfig(
+        final_sparsity=0.3, start_step=0, end_step=0, frequency=1)))
+    tracker.step(0)
+    generator = torch.Generator().manual_seed(rank)
+    x, y = torch.randn(5, 6, generator=generator), torch.randint(0, 3, (5,), generator=generator)
+    nn.functional.cross_entropy(model(x), y).backward()
+    tracker.pruner.mask_gradients()
+    local = torch.cat([p.grad.flatten() for p in model.parameters()])
+    exact = local.clone()
+    torch.distributed.all_reduce(exact)
+    exact /= world_size
+    model.zero_grad(set_to_none=True)
+    state = CompactionState(None, tracker, world_size, rank, 0, FixedPolicy("ternary"),
+                            model=model)
+    ddp = DistributedDataParallel(model)
+    ddp.register_comm_hook(state, compaction_hook)
+    total = torch.zeros_like(local)
+    for _ in range(iterations):
+        model.zero_grad(set_to_none=False)
+        nn.functional.cross_entropy(ddp(x), y).backward()
+        total += torch.cat([p.grad.flatten() for p in model.parameters()])
+    return {"mean": total / iterations, "exact": exact, "local": local,
+            "payload": state.payload.bytes_per_step(), "kept": int(state.layouts[0].kept.numel())}
+
+
+@pytest.mark.slow
+def test_ternary_hook_is_unbiased_on_a_real_group() -> None:
+    iterations = 400
+    results = run_on_local_group(_ternary_mean, 2, iterations)
+    mean, exact = results[0]["mean"], results[0]["exact"]
+    assert torch.equal(mean, results[1]["mean"])  # every rank decodes the same sum
+    scale = torch.stack([r["local"].abs() for r in results]).max(0).values.max()
+    bound = 5 * (scale ** 2 / 2 / iterations) ** 0.5  # 5 sigma of the worst-case variance
+    assert float((mean - exact).abs().max()) < float(bound)
+    assert float((mean - exact).abs().mean()) < float(bound) / 3
+    # on the wire: one int8 per kept entry plus one fp32 scale per parameter (4 of them)
+    assert results[0]["payload"] == results[0]["kept"] + 4 * 4

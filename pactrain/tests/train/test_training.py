@@ -65,6 +65,7 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path: Path) -> None:
     assert all(torch.equal(masks[k], masks_full[k]) for k in masks)
 
 
+@pytest.mark.slow
 def test_a_failing_worker_surfaces_its_traceback(tmp_path: Path) -> None:
     config = _config(tmp_path, "dense", "bad", model="no-such-model", checkpoint=None)
     with pytest.raises(WorkerFailedError, match="unknown model 'no-such-model'"):

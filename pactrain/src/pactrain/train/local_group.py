@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import multiprocessing as mp
+import pickle
 import queue
 import traceback
 from collections.abc import Callable
@@ -39,7 +40,9 @@ def _child(
         )
         value = fn(rank, world_size, *args)
         dist.destroy_process_group()
-        results.put((rank, True, value))
+        # plain bytes: a tensor put on the queue as-is would travel as a shared-memory
+        # handle that dies with this process before the parent reads it
+        results.put((rank, True, pickle.dumps(value)))
     except BaseException:  # report everything, also assertion errors
         results.put((rank, False, traceback.format_exc()))
 
@@ -77,7 +80,7 @@ def run_on_local_group(
                 continue
             if not ok:
                 raise LocalGroupError(f"rank {rank} failed:\n{value}")
-            values[rank] = value
+            values[rank] = pickle.loads(value)
     finally:
         for proc in procs:
             proc.join(timeout=5)
