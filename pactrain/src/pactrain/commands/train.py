@@ -25,6 +25,7 @@ def train(
     checkpoint: Path | None = typer.Option(None, help="Save model/optimizer/hook state here."),
     resume: Path | None = typer.Option(None, help="Continue from this checkpoint."),
     timeout: float = typer.Option(3600.0, help="Kill all workers after this many seconds."),
+    log_dir: Path | None = typer.Option(None, help="Keep each rank's log (tier decisions)."),
 ) -> None:
     """Train MODEL with METHOD on WORKERS local gloo processes and print the result."""
     from pactrain.train.config import RunConfig
@@ -39,7 +40,7 @@ def train(
         checkpoint=str(checkpoint) if checkpoint else None,
         resume=str(resume) if resume else None,
     )
-    result = run_training(config, timeout_s=timeout)
+    result = run_training(config, timeout_s=timeout, log_dir=log_dir)
     keys = ("method", "model", "workers", "steps", "samples_per_s", "density",
             "payload_bytes_per_step", "dense_payload_bytes_per_step",
             "final_test_accuracy", "final_test_loss", "mask_consistent", "tier_counts")

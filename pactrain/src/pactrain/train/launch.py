@@ -90,8 +90,12 @@ def run_training(
     progress: bool = True,
     python: str = sys.executable,
     extra_env: dict[str, str] | None = None,
+    log_dir: str | Path | None = None,
 ) -> dict[str, Any]:
     """Run ``config`` on ``config.workers`` local subprocesses and return rank 0's result.
+
+    Each rank's output (tracebacks, logged tier decisions, mask warnings) goes to
+    ``rank{r}.log`` in ``log_dir`` when given (kept), else in a temporary folder.
 
     Raises:
         WorkerFailedError: a worker failed (message: rank, exit code, stderr tail).
@@ -121,7 +125,8 @@ def run_training(
                 env.update(extra_env or {})
                 prefix = list(command_prefix_for_rank(rank)) if command_prefix_for_rank else []
                 argv = [*prefix, python, "-m", "pactrain.train.worker", str(config_path)]
-                log = tmp / f"rank{rank}.log"
+                log = (Path(log_dir) if log_dir else tmp) / f"rank{rank}.log"
+                log.parent.mkdir(parents=True, exist_ok=True)
                 logs.append(log)
                 with log.open("wb") as sink:
                     procs.append(subprocess.Popen(argv, env=env, stdout=sink,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import os
 import sys
 import traceback
@@ -36,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
               "or pactrain.train.launch.run_training", file=sys.stderr)
         return 2
     rank, world_size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    # tier decisions and mask repairs are logged by pactrain's loggers (INFO / WARNING)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format=f"%(asctime)s rank{rank} %(name)s %(levelname)s %(message)s")
+    logging.getLogger("pactrain").setLevel(logging.INFO)
     torch.set_num_threads(1)
     dist.init_process_group(
         config.backend, rank=rank, world_size=world_size,
