@@ -8,13 +8,13 @@ from typing import Any
 
 import typer
 
-QUICK = {"seeds": 3, "duration": "1h"}
+QUICK = {"seeds": 4, "duration": "2h"}
 FULL = {"seeds": 10, "duration": "6h"}
 
 
 def reproduce(
     quick: bool = typer.Option(False, "--quick",
-                               help="Short version: 3 seeds x 1 h per configuration (about 20 s)."),
+                               help="Short version: 4 seeds x 2 h per configuration (15-60 s)."),
     seeds: int | None = typer.Option(None, "--seeds", help="Seeds per configuration."),
     duration: str | None = typer.Option(None, "--duration",
                                         help="Measurement window per run, e.g. 30m, 6h, 1d."),
