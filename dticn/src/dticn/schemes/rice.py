@@ -21,6 +21,7 @@ from __future__ import annotations
 from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.pit import PitEntry
+from dticn.forwarder.retx import RetxPolicy
 from dticn.gateway.scheme import GatewayContext, GatewayScheme
 from dticn.gateway.signalling import nack, wait_hint
 from dticn.mac.gts import Direction
@@ -60,7 +61,7 @@ class RiceScheme(GatewayScheme):
         if eta is None:
             eta = now + self.estimate(node[1], interest)
             self.expected[interest.name] = eta
-            self._fetch(interest.name)
+            self._fetch(interest.name, eta - now)
         elif eta <= now:                 # late (MAC retry, busy slot): estimate again
             eta = now + self.estimate_late(node[1])
         self.hints += 1
@@ -75,9 +76,19 @@ class RiceScheme(GatewayScheme):
         """Seconds until the content should arrive when it is already overdue."""
         return self.estimate(face_id, None)
 
-    def _fetch(self, name: Name) -> None:
+    def _register(self, fw: Forwarder, in_face: Face, interest: Interest,
+                  entry: PitEntry) -> None:
+        super()._register(fw, in_face, interest, entry)
+        # the gateway's own requests toward this node live as long as their InterestLifetime
+        # says (set per request from the schedule), not the gateway's fixed 64 s
+        fw.retx.insert(interest.name[1:2], RetxPolicy(pit_lifetime=None))
+
+    def _fetch(self, name: Name, eta_s: float) -> None:
+        """Ask the node; the request outlives the expected arrival by a LoRa round trip, so
+        a backlog in the downlink queue (duty cycle, many nodes) does not make it expire and
+        be sent again."""
         self.lora_requests += 1
-        lifetime_ms = round(self.ctx.lora_interest_lifetime_s * 1000)
+        lifetime_ms = round((eta_s + self.ctx.lora_interest_lifetime_s) * 1000)
         self.ctx.endpoint.express(Interest(name, lifetime_ms=lifetime_ms), self._arrived,
                                   self._failed)
 
