@@ -1,7 +1,7 @@
 """`dticn demo`: the package's main job on an embedded default (what `make demo` runs).
 
 It is `dticn reproduce --quick`: every retrieval scheme of the paper on the artifact
-topology, a few seeds of one simulated hour each, with the table printed and JSON and PNG
+topology, a few seeds of two simulated hours each, with the table printed and JSON and PNG
 plots written to ``out/dticn-demo/``.
 """
 
