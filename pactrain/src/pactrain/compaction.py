@@ -39,7 +39,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -73,6 +73,8 @@ class BucketLayout:
         slots: (canonical parameter name, offset, numel) of each parameter, bucket order.
         kept_per_slot: kept entries of each slot (sizes of the per-parameter draws).
         slot_ids: canonical index of each slot's parameter (seeds its ternary draws).
+        lengths: ``kept_per_slot`` as an int64 tensor (segment lengths of the per-parameter
+            ternary scales; built once here, not per step).
     """
 
     key: tuple
@@ -82,6 +84,7 @@ class BucketLayout:
     slots: tuple[tuple[str, int, int], ...] = ()
     kept_per_slot: tuple[int, ...] = ()
     slot_ids: tuple[int, ...] = ()
+    lengths: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
 
 
 def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: tuple,
@@ -112,7 +115,8 @@ def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: t
         kept_per_slot.append(grad.numel() if mask is None else int(mask.sum()))
         slot_ids.append(canonical)
     return BucketLayout(key, buffer.numel(), flat.nonzero().squeeze(1), flat,
-                        tuple(slots), tuple(kept_per_slot), tuple(slot_ids))
+                        tuple(slots), tuple(kept_per_slot), tuple(slot_ids),
+                        torch.tensor(kept_per_slot, dtype=torch.int64))
 
 
 class CompactionState:
@@ -164,6 +168,7 @@ class CompactionState:
         self.comm_seconds = 0.0
         self.layouts: dict[int, BucketLayout] = {}
         self.decisions: dict[int, tuple[tuple, int, TierDecision]] = {}
+        self._draws: dict[int, torch.Tensor] = {}  # per bucket index, reused every step
         self._mask_names = {id(p): name for name, p in tracker.pruner.params.items()}
         named = model.named_parameters() if model is not None else tracker.pruner.params.items()
         self._canonical = {id(p): (i, name) for i, (name, p) in enumerate(named)}
@@ -188,16 +193,29 @@ class CompactionState:
             self.error_feedback.materialize((bucket.index(), layout.numel), layout.slots)
         return layout
 
-    def uniform_draws(self, layout: BucketLayout) -> torch.Tensor:
+    def uniform_draws(self, index: int, layout: BucketLayout) -> torch.Tensor:
         """U[0,1) per kept entry, drawn per parameter from a generator seeded by (seed,
         rank, step, parameter): the same numbers reach the same weights whatever the
-        bucket layout, which keeps a resumed run identical to an uninterrupted one."""
-        draws = []
+        bucket layout, which keeps a resumed run identical to an uninterrupted one.
+
+        Each parameter's draws are written in place into one buffer per bucket (reused
+        every step and valid until the next call for that bucket): seeding a generator
+        costs microseconds, the concatenation of per-parameter tensors it replaces cost
+        a full extra pass over the kept entries. The numbers are those of
+        ``torch.rand(count, generator=...)`` per parameter, as before.
+        """
+        total = int(layout.kept.numel())
+        out = self._draws.get(index)
+        if out is None or out.numel() != total:
+            out = torch.empty(total, dtype=torch.float32)
+            self._draws[index] = out
+        mixed = ((self.seed * 1_000_003 + self.rank) * 1_000_033 + self.step) * 4099
+        offset = 0
         for canonical, count in zip(layout.slot_ids, layout.kept_per_slot, strict=True):
-            mixed = ((self.seed * 1_000_003 + self.rank) * 1_000_033 + self.step) * 4099
             generator = torch.Generator().manual_seed((mixed + canonical) % (2 ** 63))
-            draws.append(torch.rand(count, generator=generator))
-        return torch.cat(draws) if draws else torch.zeros(0)
+            out[offset:offset + count].uniform_(generator=generator)
+            offset += count
+        return out
 
     def decide(self, index: int, layout: BucketLayout) -> TierDecision:
         """The bucket's tier, recomputed when the layout or the policy changes."""
@@ -322,17 +340,24 @@ def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Ten
                  layout: BucketLayout) -> torch.futures.Future:
     """Stochastic ternary int8 codes of the kept entries, one group-wide MAX scale per
     parameter (4 bytes each, all-reduced and waited for here, so every rank issues its
-    collectives in bucket order), then the int8 sum of the codes (1 byte per entry)."""
+    collectives in bucket order), then the int8 sum of the codes (1 byte per entry).
+
+    Cost per step is a handful of passes over the k kept entries and no Python work per
+    entry: per-parameter scales are one ``segment_reduce`` over the cached slot lengths,
+    the per-entry scale one ``repeat_interleave`` with a known output size (no sync), and
+    the error-feedback residual is formed in place in the gathered values.
+    """
     values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "ternary")
-    uniform = state.uniform_draws(layout)
-    lengths = torch.tensor(layout.kept_per_slot, dtype=torch.int64)
-    scales = torch.segment_reduce(values.abs(), "max", lengths=lengths, initial=0.0)
+    uniform = state.uniform_draws(key[0], layout)
+    kept = values.numel()
+    scales = torch.segment_reduce(values.abs(), "max", lengths=layout.lengths, initial=0.0)
     state.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX).wait()
-    per_entry = torch.repeat_interleave(scales, lengths)
+    per_entry = torch.repeat_interleave(scales, layout.lengths, output_size=kept)
     codes = ternary_encode(values, per_entry, uniform)
     if state.error_feedback is not None:
-        state.error_feedback.store(key, layout.numel, layout.kept,
-                                   values - codes.to(torch.float32) * per_entry)
+        # what this rank meant minus what its codes deliver, computed in place
+        values.sub_(codes.to(torch.float32).mul_(per_entry))
+        state.error_feedback.store(key, layout.numel, layout.kept, values)
     world_size = state.world_size
 
     def decode(future: torch.futures.Future) -> torch.Tensor:
