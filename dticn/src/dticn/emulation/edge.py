@@ -25,10 +25,9 @@ from dticn.emulation.scenario import EdgeScenario
 from dticn.experiments.params import Experiment
 from dticn.experiments.world import radio_scenario
 from dticn.forwarder.face import Face
-from dticn.forwarder.forwarder import ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.pit import PitEntry
-from dticn.gateway.ccnlite import CcnLiteForwarder
 from dticn.gateway.scheme import GatewayContext, GatewayScheme
 from dticn.gateway.signalling import read_wait_hint, wait_hint
 from dticn.links.lora import REGISTRATION_PREFIX, GatewayRadio, LoRaFace, registration_in_cap
@@ -48,7 +47,7 @@ REGISTRATION_AT_S = 1.0
 """Node k sends its registration at ``REGISTRATION_AT_S + 0.1 k`` (as the World does)."""
 
 
-class EdgeForwarder(CcnLiteForwarder):
+class EdgeForwarder(Forwarder):
     """The gateway's forwarder; frames from outside the kernel enter through ``ingress``.
 
     Socket faces deliver frames from asyncio callbacks, between kernel events. The
@@ -125,10 +124,10 @@ class Edge:
         self.gateway_fw.hooks = self.scheme
 
         self.nodes: dict[int, NodeApp] = {}
-        self.node_fws: dict[int, CcnLiteForwarder] = {}
+        self.node_fws: dict[int, Forwarder] = {}
         for i in range(1, sc.nodes + 1):
             push: ForwarderHooks | None = NodePushHooks() if cfg.node_mode == "push" else None
-            nfw = CcnLiteForwarder(kernel, ForwarderConfig(
+            nfw = Forwarder(kernel, ForwarderConfig(
                 default_retx=SchemeConfig.policy(cfg.node)), rng=rng(f"node{i}"), hooks=push)
             dev = self.radio.devices[i]
             face = LoRaFace(dev, GATEWAY, counter=self.counter, link=LORA_LINK,

@@ -23,8 +23,7 @@ from dticn.apps.consumer import ConsumerApp
 from dticn.apps.endpoint import Endpoint
 from dticn.emulation.edge import Edge
 from dticn.emulation.scenario import EdgeScenario
-from dticn.forwarder.forwarder import ForwarderConfig
-from dticn.gateway.ccnlite import CcnLiteForwarder
+from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.links.internet import InternetLink
 from dticn.packets.name import name_from_str, name_to_str
 from dticn.schemes.base import SchemeConfig
@@ -64,7 +63,7 @@ def predict(scenario: EdgeScenario, requests: Sequence[tuple[float, str]] = (), 
     edge = Edge(scenario)
     cfg = edge.config
     kernel = edge.kernel
-    consumer_fw = CcnLiteForwarder(
+    consumer_fw = Forwarder(
         kernel, ForwarderConfig(default_retx=SchemeConfig.policy(cfg.consumer)),
         rng=random.Random(f"{scenario.seed}/consumer"))
     link = InternetLink(kernel, "consumer-gateway", delay_s=link_delay_s,

@@ -4,7 +4,7 @@
                                                                        || LoRa / DSME
                                                                  [node fwd] - node app
 
-Every host runs a :class:`~dticn.gateway.ccnlite.CcnLiteForwarder` with its CCN-lite
+Every host runs a :class:`~dticn.forwarder.forwarder.Forwarder` with its CCN-lite
 triple as default retransmission policy; Internet links are in-memory faces with delay and
 seeded loss; the LoRa link is one face per node onto the DSME MAC of the radio simulator
 (:class:`~dticn.radio.network.RadioNetwork`, static GTS: one uplink and one downlink slot per
@@ -25,9 +25,8 @@ from dticn.apps.endpoint import Endpoint
 from dticn.apps.items import ItemLog
 from dticn.apps.producer import NodeApp, NodePushHooks
 from dticn.experiments.params import Experiment
-from dticn.forwarder.forwarder import ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
-from dticn.gateway.ccnlite import CcnLiteForwarder
 from dticn.gateway.scheme import GatewayContext, GatewayScheme
 from dticn.links.internet import InternetLink
 from dticn.links.lora import REGISTRATION_PREFIX, GatewayRadio, LoRaFace, registration_in_cap
@@ -156,9 +155,9 @@ class World:
             return random.Random(f"{seed}/{role}")
 
         def forwarder(triple: tuple[float, float, int], role: str,
-                      hooks: ForwarderHooks | None = None) -> CcnLiteForwarder:
+                      hooks: ForwarderHooks | None = None) -> Forwarder:
             fc = ForwarderConfig(default_retx=SchemeConfig.policy(triple))
-            return CcnLiteForwarder(kernel, fc, rng=rng(role), hooks=hooks)
+            return Forwarder(kernel, fc, rng=rng(role), hooks=hooks)
 
         def lora_side(triple: tuple[float, float, int]) -> tuple[float, float, int]:
             # gateway and node keep PIT entries for a whole LoRa round trip
@@ -213,7 +212,7 @@ class World:
 
         # nodes
         self.nodes: dict[int, NodeApp] = {}
-        self.node_fws: dict[int, CcnLiteForwarder] = {}
+        self.node_fws: dict[int, Forwarder] = {}
         for i in range(1, exp.nodes + 1):
             push = NodePushHooks() if cfg.node_mode == "push" else None
             nfw = forwarder(lora_side(cfg.node), f"node{i}", push)
@@ -244,7 +243,7 @@ class World:
         self._scheduled = False
 
     @property
-    def forwarders(self) -> dict[str, CcnLiteForwarder]:
+    def forwarders(self) -> dict[str, Forwarder]:
         """Every forwarder by role (for state checks)."""
         out = {"consumer": self.consumer_fw, "forwarder": self.middle_fw,
                "gateway": self.gateway_fw}

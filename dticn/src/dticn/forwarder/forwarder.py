@@ -275,13 +275,21 @@ class Forwarder:
         self.on_content_store_miss(in_face, entry, interest)
 
     def _is_loop(self, in_face: Face, interest: Interest, entry: PitEntry) -> bool:
+        """Duplicate-nonce check of NFD's ``Forwarder::onIncomingInterest``.
+
+        A nonce seen before in this entry (downstream or upstream) is a loop, except when
+        it comes again from the *same* point-to-point face: that is a retransmission
+        (CCN-lite's in-network retransmission re-sends the pending wire, nonce included),
+        not a loop, even though the entry already went upstream with that nonce.
+        """
         nonce = interest.nonce
-        for rec in entry.in_records.values():
-            if rec.nonce == nonce:
-                same = rec.face_id == in_face.face_id
-                if not same or in_face.link_type is LinkType.MULTI_ACCESS:
-                    return True
-        return any(rec.nonce == nonce for rec in entry.out_records.values())
+        rec = entry.in_records.get(in_face.face_id)
+        if (rec is not None and rec.nonce == nonce
+                and in_face.link_type is LinkType.POINT_TO_POINT):
+            return False
+        if any(r.nonce == nonce for r in entry.in_records.values()):
+            return True
+        return any(r.nonce == nonce for r in entry.out_records.values())
 
     def on_interest_loop(self, in_face: Face, interest: Interest) -> None:
         """Duplicate nonce: Nack Duplicate on point-to-point faces, else drop."""
@@ -420,9 +428,17 @@ class Forwarder:
         self._finish(entry)
 
     def _finish(self, entry: PitEntry) -> None:
-        now = self.clock.now()
-        for rec in entry.out_records.values():
-            self.dead_nonces.insert(entry.name, rec.nonce, now)
+        """Erase ``entry``; record its upstream nonces in the dead nonce list when needed.
+
+        As NFD's ``insertDeadNonceList``: an entry that expired or was rejected always
+        records them (a late copy would otherwise loop); a satisfied entry only when its
+        Interest had MustBeFresh (otherwise a retransmission with the same nonce, arriving
+        just after the Data, is answered from the Content Store instead of Nacked).
+        """
+        if not entry.satisfied or entry.key[2]:
+            now = self.clock.now()
+            for rec in entry.out_records.values():
+                self.dead_nonces.insert(entry.name, rec.nonce, now)
         self.pit.erase(entry)
 
     def reject_pending_interest(self, entry: PitEntry) -> None:
