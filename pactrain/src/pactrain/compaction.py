@@ -35,6 +35,7 @@ Warnings:
   annotations`` in this module.
 """
 
+import itertools
 import logging
 import time
 from collections import Counter
@@ -54,8 +55,7 @@ from pactrain.tiers import (
     MAX_TERNARY_WORLD_SIZE,
     TIERS,
     ErrorFeedback,
-    ternary_decode,
-    ternary_encode,
+    ternary_codes,
 )
 
 LOG = logging.getLogger(__name__)
@@ -75,6 +75,7 @@ class BucketLayout:
         slot_ids: canonical index of each slot's parameter (seeds its ternary draws).
         lengths: ``kept_per_slot`` as an int64 tensor (segment lengths of the per-parameter
             ternary scales; built once here, not per step).
+        bounds: (start, end) of each slot in the compacted buffer.
     """
 
     key: tuple
@@ -85,6 +86,7 @@ class BucketLayout:
     kept_per_slot: tuple[int, ...] = ()
     slot_ids: tuple[int, ...] = ()
     lengths: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
+    bounds: tuple[tuple[int, int], ...] = ()
 
 
 def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: tuple,
@@ -116,7 +118,27 @@ def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: t
         slot_ids.append(canonical)
     return BucketLayout(key, buffer.numel(), flat.nonzero().squeeze(1), flat,
                         tuple(slots), tuple(kept_per_slot), tuple(slot_ids),
-                        torch.tensor(kept_per_slot, dtype=torch.int64))
+                        torch.tensor(kept_per_slot, dtype=torch.int64),
+                        _bounds(kept_per_slot))
+
+
+def _bounds(lengths: list[int]) -> tuple[tuple[int, int], ...]:
+    """(start, end) of consecutive segments of the given lengths."""
+    ends = list(itertools.accumulate(lengths))
+    return tuple(zip([0, *ends[:-1]], ends, strict=True))
+
+
+def scale_slots(tensor: torch.Tensor, factors: torch.Tensor,
+                bounds: tuple[tuple[int, int], ...]) -> torch.Tensor:
+    """Multiply each slot of a compacted buffer in place by its factor; returns it.
+
+    Why a loop over slots: it is over parameters (tens), each iteration one vectorised
+    multiply of a view by a 0-d tensor (no sync); expanding the factors to one per entry
+    (``repeat_interleave``) would cost an extra allocation and pass over the kept entries.
+    """
+    for (start, end), factor in zip(bounds, factors, strict=True):
+        tensor[start:end].mul_(factor)
+    return tensor
 
 
 class CompactionState:
@@ -343,25 +365,26 @@ def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Ten
     collectives in bucket order), then the int8 sum of the codes (1 byte per entry).
 
     Cost per step is a handful of passes over the k kept entries and no Python work per
-    entry: per-parameter scales are one ``segment_reduce`` over the cached slot lengths,
-    the per-entry scale one ``repeat_interleave`` with a known output size (no sync), and
-    the error-feedback residual is formed in place in the gathered values.
+    entry: per-parameter scales are one ``segment_reduce`` over the cached slot lengths;
+    the draws become thresholds ``u * scale`` in place (:func:`scale_slots`), and codes
+    are ``sign(v)`` where ``|v| > u * scale`` (:func:`pactrain.tiers.ternary_codes`: the
+    same rule as :func:`pactrain.tiers.ternary_encode`, whose scale is never 0 here unless
+    the parameter's values are); the error-feedback residual is formed in place.
     """
     values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "ternary")
     uniform = state.uniform_draws(key[0], layout)
-    kept = values.numel()
     scales = torch.segment_reduce(values.abs(), "max", lengths=layout.lengths, initial=0.0)
     state.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX).wait()
-    per_entry = torch.repeat_interleave(scales, layout.lengths, output_size=kept)
-    codes = ternary_encode(values, per_entry, uniform)
+    codes = ternary_codes(values, scale_slots(uniform, scales, layout.bounds))
     if state.error_feedback is not None:
         # what this rank meant minus what its codes deliver, computed in place
-        values.sub_(codes.to(torch.float32).mul_(per_entry))
+        values.sub_(scale_slots(codes.to(torch.float32), scales, layout.bounds))
         state.error_feedback.store(key, layout.numel, layout.kept, values)
-    world_size = state.world_size
+    factors = scales / state.world_size
 
     def decode(future: torch.futures.Future) -> torch.Tensor:
-        averaged = ternary_decode(future.value()[0], per_entry, world_size)
+        # average = sum of codes x scale / N, per parameter
+        averaged = scale_slots(future.value()[0].to(torch.float32), factors, layout.bounds)
         buffer.zero_()
         buffer.index_copy_(0, layout.kept, averaged)
         return buffer

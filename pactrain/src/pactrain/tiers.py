@@ -64,6 +64,18 @@ def ternary_encode(values: torch.Tensor, scale: torch.Tensor | float,
     else:
         scale = scale.to(values.dtype)
         threshold = (uniform * scale).masked_fill_(scale <= 0, float("inf"))
+    return ternary_codes(values, threshold)
+
+
+def ternary_codes(values: torch.Tensor, threshold: torch.Tensor) -> torch.Tensor:
+    """``sign(v)`` where ``|v| > threshold`` else 0, as int8; ``threshold`` (``uniform *
+    scale``, non-negative) is consumed (negated in place).
+
+    The core of :func:`ternary_encode`, for callers that form ``uniform * scale`` cheaper
+    themselves (the compaction hook scales its draw buffer per parameter in place, without
+    expanding the scales to one per entry). A zero threshold is safe only where the values
+    are zero too, as with a scale that is the group's max |v|.
+    """
     codes = (values > threshold).to(torch.int8)
     return codes.sub_((values < threshold.neg_()).to(torch.int8))
 
