@@ -9,13 +9,11 @@ data-parallel training.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import torch
 from torch import nn
 
-from pactrain.data.synthetic_images import image_batches, make_images
-from pactrain.models import Batch, ModelSpec, register_model
+from pactrain.models import register_model
+from pactrain.models.image_task import generated_image_spec
 
 
 class BasicBlock(nn.Module):
@@ -66,42 +64,8 @@ class ResNet18(nn.Module):
 
 NUM_CLASSES = 1000
 
-
-def build(seed: int) -> nn.Module:
-    """ResNet-18 with weights drawn from a generator seeded by ``seed``."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return ResNet18(NUM_CLASSES)
-
-
-def batches(
-    rank: int, world_size: int, batch_size: int, seed: int, start_step: int = 0
-) -> Iterator[Batch]:
-    """Generated 32x32 images of ``NUM_CLASSES`` classes (see pactrain.data.synthetic_images)."""
-    return image_batches(rank, world_size, batch_size, seed, start_step, NUM_CLASSES)
-
-
-def loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Cross-entropy."""
-    return nn.functional.cross_entropy(outputs, targets)
-
-
-@torch.no_grad()
-def evaluate(model: nn.Module) -> dict[str, float]:
-    """Accuracy and loss on 256 held-out generated images (a different seed)."""
-    images, labels = make_images(256, NUM_CLASSES, seed=987_654)
-    model.eval()
-    logits = model(images)
-    return {
-        "test_accuracy": float((logits.argmax(1) == labels).float().mean()),
-        "test_loss": float(nn.functional.cross_entropy(logits, labels)),
-    }
-
-
-SPEC = register_model(ModelSpec(
-    name="resnet18", build=build, batches=batches, loss=loss, evaluate=evaluate,
-    primary_metric="test_accuracy", higher_is_better=True, default_batch_size=8,
-    default_lr=0.05,
+SPEC = register_model(generated_image_spec(
+    "resnet18", ResNet18, NUM_CLASSES, default_lr=0.05,
     description="ImageNet ResNet-18 (11.69 M parameters) on generated 32x32 images",
-    extra={"parameters": 11_689_512},
+    parameters=11_689_512,
 ))
