@@ -18,9 +18,10 @@ from typing import Any
 
 from dticn.mac.cap import CapAccess
 from dticn.mac.config import MacConfig
+from dticn.mac.endpoint import MacEndpoint
 from dticn.mac.frames import BROADCAST, Frame, FrameKind, RxMeta
 from dticn.mac.gts import ALLOCATORS, CapacityError, Direction, Gts, GtsTable
-from dticn.mac.platform import MacEvent, MacObserver, MacRequest, Platform, Status
+from dticn.mac.platform import MacObserver, MacRequest, Platform, Status
 from dticn.mac.states import RadioState
 from dticn.phy.airtime import time_on_air
 from dticn.phy.medium import Medium, Transmission
@@ -68,7 +69,7 @@ class CoordinatorRadio:
         kernel.call_later(duration_s, done)
 
 
-class DsmeCoordinator:
+class DsmeCoordinator(MacEndpoint):
     """PAN coordinator MAC of one gateway."""
 
     def __init__(self, address: int, platform: Platform, config: MacConfig, table: GtsTable,
@@ -142,30 +143,6 @@ class DsmeCoordinator:
         self.p.radio.transmit(self.cfg.beacon_channel, frame, self.beacon_s, lambda: None)
         self.beacons_sent += 1
         self.p.clock.call_later(self.cfg.timing.beacon_interval_s, self._beacon)
-
-    def _next_seq(self) -> int:
-        self._seq = (self._seq + 1) & 0xFF
-        return self._seq
-
-    def _data_frame(self, req: MacRequest) -> Frame:
-        return Frame(FrameKind.DATA, self.address, req.dest, self._next_seq(),
-                     len(req.payload) + self.cfg.data_overhead, req.payload,
-                     ack_request=req.dest != BROADCAST)
-
-    def _emit(self, kind: str, req: MacRequest | None = None, **detail: Any) -> None:
-        if self.observers:
-            event = MacEvent(self.p.clock.now(), self.address, kind, req, detail)
-            for observer in self.observers:
-                observer(event)
-
-    def _finish(self, req: MacRequest, status: Status) -> None:
-        self._frames.pop(id(req), None)
-        req.status = status
-        req.finished = self.p.clock.now()
-        self._emit("delivered" if status is Status.DELIVERED else "failed", req,
-                   status=status.value)
-        if req.on_result is not None:
-            req.on_result(req)
 
     def _cap_event(self, kind: str, detail: dict[str, Any]) -> None:
         self._emit(kind, **detail)

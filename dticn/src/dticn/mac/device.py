@@ -22,9 +22,10 @@ from typing import Any
 from dticn.energy.model import EnergyMeter
 from dticn.mac.cap import CapAccess
 from dticn.mac.config import MacConfig
-from dticn.mac.frames import BROADCAST, Frame, FrameKind, RxMeta
+from dticn.mac.endpoint import MacEndpoint
+from dticn.mac.frames import Frame, FrameKind, RxMeta
 from dticn.mac.gts import Direction, Gts
-from dticn.mac.platform import MacEvent, MacObserver, MacRequest, Platform, Status
+from dticn.mac.platform import MacObserver, MacRequest, Platform, Status
 from dticn.mac.states import (
     GTS_TRANSITIONS,
     SYNC_TRANSITIONS,
@@ -42,7 +43,7 @@ UPKEEP_MODES = ("closed", "events")
 ASSOCIATION_MODES = ("static", "handshake")
 
 
-class DsmeDevice:
+class DsmeDevice(MacEndpoint):
     """One end node's MAC; it reaches the world only through its :class:`Platform`."""
 
     def __init__(self, address: int, coordinator: int, platform: Platform, config: MacConfig,
@@ -172,32 +173,6 @@ class DsmeDevice:
         if cached is None:
             cached = self._toa[psdu_bytes] = time_on_air(self.p.phy, psdu_bytes)
         return cached
-
-    def _next_seq(self) -> int:
-        self._seq = (self._seq + 1) & 0xFF
-        return self._seq
-
-    def _data_frame(self, req: MacRequest) -> Frame:
-        return Frame(FrameKind.DATA, self.address, req.dest, self._next_seq(),
-                     len(req.payload) + self.cfg.data_overhead, req.payload,
-                     ack_request=req.dest != BROADCAST)
-
-    def _emit(self, kind: str, req: MacRequest | None = None, **detail: Any) -> None:
-        if self.observers:
-            event = MacEvent(self.p.clock.now(), self.address, kind, req, detail)
-            for observer in self.observers:
-                observer(event)
-
-    def _finish(self, req: MacRequest, status: Status) -> None:
-        self._frames.pop(id(req), None)
-        req.status = status
-        req.finished = self.p.clock.now()
-        if status is Status.DELIVERED and req.delivered_at is None:
-            req.delivered_at = req.finished
-        self._emit("delivered" if status is Status.DELIVERED else "failed", req,
-                   status=status.value)
-        if req.on_result is not None:
-            req.on_result(req)
 
     def _radio_state(self) -> RadioState:
         return getattr(self.p.radio, "state", RadioState.SLEEP)
