@@ -128,9 +128,11 @@ def _polling_with_wall_lifetime(wire_time: str, wait_s: float) -> tuple[Data | N
 
 def test_wall_wire_time_scales_interest_lifetimes() -> None:
     """3 s of wall lifetime are 150 emulated s at scale 50 with --wire-time wall: longer than
-    the LoRa round trip (at most about 62 s, 1.2 wall s), so polling delivers; in emulated
-    wire time the same Interest lives 3 emulated s and the gateway's PIT entry expires
-    first (a slow host can only make that answer later, never make this check pass
+    the LoRa round trip (at most about 65 s, 1.3 wall s: sent right after READY, the Interest
+    waits behind the registration ACK for the node's downlink GTS), and the gateway keeps its
+    PIT entry for the Interest's lifetime, not only its 64 s minimum, so polling delivers; in
+    emulated wire time the same Interest lives 3 emulated s and the gateway's in-record
+    expires first (a slow host can only make that answer later, never make this check pass
     wrongly)."""
     data, waited, status = _polling_with_wall_lifetime("wall", 4.0)
     assert status["wire_time"] == "wall" and status["wire_time_scale"] == 1.0

@@ -107,7 +107,13 @@ class Edge:
         def rng(role: str) -> random.Random:
             return random.Random(f"{seed}/{role}")
 
-        fc = ForwarderConfig(default_retx=SchemeConfig.policy(cfg.gateway))
+        # The gateway's CCN-lite lifetime (64 s) is a minimum here: an application behind a
+        # socket that asks for longer (e.g. --wire-time wall: 3 wall s = 150 emulated s at
+        # scale 50) keeps its PIT entry that long, as an NDN gateway would. A LoRa round
+        # trip can exceed 64 s (an Interest queued behind another frame for the node's one
+        # downlink GTS waits a further multisuperframe).
+        fc = ForwarderConfig(default_retx=SchemeConfig.policy(cfg.gateway),
+                             pit_covers_in_records=True)
         self.gateway_fw = EdgeForwarder(kernel, fc, rng=rng("gateway"))
         self.gateway_radio = GatewayRadio(self.radio.gateway)
         node_faces: dict[int, int] = {}

@@ -64,6 +64,11 @@ class ForwarderConfig:
         default_strategy: strategy name at the root prefix.
         default_retx: policy when neither prefix nor face sets one.
         dead_nonce_lifetime: seconds a finished nonce is remembered.
+        pit_covers_in_records: with a fixed PIT lifetime (a CCN-lite policy), still keep an
+            entry until its downstream Interests' own lifetimes end (NFD's rule), so the
+            fixed lifetime is a minimum. Off by default (CCN-lite: the fixed lifetime wins,
+            which is what V2's 4 s forwarder means); the emulated gateway turns it on so
+            an application's longer InterestLifetime is honoured.
     """
 
     pit_capacity: int = 65_536
@@ -74,6 +79,7 @@ class ForwarderConfig:
     default_retx: RetxPolicy = field(default_factory=RetxPolicy)
     dead_nonce_lifetime: float = 6.0
     max_lp_nesting: int = 1
+    pit_covers_in_records: bool = False
 
 
 class Forwarder:
@@ -340,6 +346,8 @@ class Forwarder:
             expiry = max(entry.expiry, now + policy.pit_lifetime) if entry.expiry_timer else (
                 now + policy.pit_lifetime
             )
+            if self.config.pit_covers_in_records:
+                expiry = max([expiry, *(rec.expiry for rec in entry.in_records.values())])
         else:
             expiry = max(rec.expiry for rec in entry.in_records.values())
         if entry.expiry_timer is not None and expiry == entry.expiry:
