@@ -154,6 +154,12 @@ class CompactionState:
         model: the module whose parameters DDP buckets (names per-parameter state so a
             resumed run with another bucket layout continues identically); ``None``
             names parameters by the pruner's names and their bucket positions.
+        scale_group: a second group over the same ranks for the ternary MAX scales
+            (``None``: ``process_group``). Why: the hook waits for the scales before it can
+            encode, and on one group that collective queues behind the previous bucket's
+            codes still on the wire, stalling the backward pass for a whole transfer; on
+            its own group it takes one round trip. Both groups see their collectives in
+            bucket order on every rank, so matching is unchanged.
 
     Raises:
         ValueError: world size above 127 with the ternary tier forced.
@@ -162,7 +168,7 @@ class CompactionState:
     def __init__(
         self, process_group: Any, tracker: MaskTracker, world_size: int, rank: int,
         seed: int, policy: FixedPolicy | AdaptivePolicy, error_feedback: bool = True,
-        model: torch.nn.Module | None = None,
+        model: torch.nn.Module | None = None, scale_group: Any = None,
     ) -> None:
         if isinstance(policy, FixedPolicy) and policy.tier not in TIERS:
             raise ValueError(f"unknown tier {policy.tier!r}; choose one of {TIERS}")
@@ -178,6 +184,7 @@ class CompactionState:
                             world_size, MAX_TERNARY_WORLD_SIZE)
                 policy.allowed = tuple(t for t in policy.allowed if t != "ternary")
         self.process_group = process_group
+        self.scale_group = scale_group if scale_group is not None else process_group
         self.tracker = tracker
         self.world_size = world_size
         self.rank = rank
@@ -255,13 +262,13 @@ class CompactionState:
 
     # -- the communicator ----------------------------------------------------------------
     def all_reduce(self, tensor: torch.Tensor, name: str = "all_reduce",
-                   op: Any = dist.ReduceOp.SUM) -> torch.futures.Future:
+                   op: Any = dist.ReduceOp.SUM, group: Any = None) -> torch.futures.Future:
         """Launch one async all-reduce, count its payload and time it to completion."""
         nbytes = tensor.numel() * tensor.element_size()
         self.payload.add(nbytes, name)
         start = time.perf_counter()
-        future = dist.all_reduce(tensor, op=op, group=self.process_group,
-                                 async_op=True).get_future()
+        group = group if group is not None else self.process_group
+        future = dist.all_reduce(tensor, op=op, group=group, async_op=True).get_future()
 
         def record(_: torch.futures.Future) -> None:
             seconds = time.perf_counter() - start
@@ -374,7 +381,7 @@ def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Ten
     values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "ternary")
     uniform = state.uniform_draws(key[0], layout)
     scales = torch.segment_reduce(values.abs(), "max", lengths=layout.lengths, initial=0.0)
-    state.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX).wait()
+    state.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX, state.scale_group).wait()
     codes = ternary_codes(values, scale_slots(uniform, scales, layout.bounds))
     if state.error_feedback is not None:
         # what this rank meant minus what its codes deliver, computed in place

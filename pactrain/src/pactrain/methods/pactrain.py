@@ -72,7 +72,8 @@ def make_pactrain(
 ) -> PacTrainMethod:
     """Factory of the PacTrain methods; ``tier=None`` is the adaptive policy.
 
-    Collective when adaptive: the link and compute probes run on every rank.
+    Collective: creates the group of the ternary scales, and when adaptive the link and
+    compute probes run on every rank.
     """
     if tracker is None:
         raise ValueError("PacTrain methods need the mask tracker; register them with "
@@ -85,9 +86,15 @@ def make_pactrain(
         if config.probe_link and dist.is_initialized():
             policy.link = probe_link(process_group)
             policy.compute = probe_compute(process_group, seed=config.seed)
+    scale_group = None
+    if dist.is_initialized() and config.world_size > 1:
+        # the ternary scales get their own group (see CompactionState); collective
+        ranks = None if process_group is None else dist.get_process_group_ranks(process_group)
+        scale_group = dist.new_group(ranks=ranks)
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
                             config.seed, policy, config.error_feedback,
-                            model=getattr(ddp_model, "module", ddp_model))
+                            model=getattr(ddp_model, "module", ddp_model),
+                            scale_group=scale_group)
     return PacTrainMethod(state, config.refresh_every)
 
 
