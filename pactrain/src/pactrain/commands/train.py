@@ -20,7 +20,10 @@ def train(
     lr: float | None = typer.Option(None, help="SGD learning rate (default: model's)."),
     accumulation: int = typer.Option(1, min=1, help="Micro-batches per step (no_sync)."),
     bucket_cap_mb: float = typer.Option(25.0, help="DDP bucket size in MB."),
-    error_feedback: bool = typer.Option(False, help="Residuals for lossy tiers."),
+    error_feedback: bool | None = typer.Option(
+        None, "--error-feedback/--no-error-feedback",
+        help="Residuals for lossy compression (default: the method's own: off for PacTrain's "
+             "tiers, on for top-k and PowerSGD)."),
     json_out: Path | None = typer.Option(None, "--json", help="Write the result here."),
     checkpoint: Path | None = typer.Option(None, help="Save model/optimizer/hook state here."),
     resume: Path | None = typer.Option(None, help="Continue from this checkpoint."),

@@ -70,9 +70,11 @@ class MethodConfig:
         rank: this rank.
         sparsity: final pruning sparsity of the run (methods may size themselves by it).
         seed: run seed; stochastic methods derive per-rank generators from it.
-        error_feedback: keep a residual of what lossy compression dropped. Off by default:
-            ternary is unbiased but not contractive, and feeding its large residuals back
-            added variance (digits-cnn, 80% sparse, 300 steps: 0.971 with, 0.980 without).
+        error_feedback: keep a residual of what lossy compression dropped; ``None`` (the
+            default) takes each method's own default (:meth:`error_feedback_or`): off for
+            PacTrain's tiers (ternary is unbiased but not contractive, and feeding its large
+            residuals back added variance: digits-cnn, 80% sparse, 300 steps, 0.971 with,
+            0.980 without), on for top-k and PowerSGD, which are biased without it.
         tier: force one PacTrain tier (``"dense"``, ``"fp32"``, ``"fp16"``, ``"bf16"``,
             ``"ternary"``); ``None`` lets the adaptive policy decide per bucket.
         allowed_tiers: tiers the adaptive policy may pick from.
@@ -86,12 +88,16 @@ class MethodConfig:
     rank: int = 0
     sparsity: float = 0.8
     seed: int = 0
-    error_feedback: bool = False
+    error_feedback: bool | None = None
     tier: str | None = None
     allowed_tiers: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary")
     refresh_every: int = 50
     probe_link: bool = True
     options: dict[str, Any] = field(default_factory=dict)
+
+    def error_feedback_or(self, method_default: bool) -> bool:
+        """The run's error-feedback choice, or ``method_default`` when it made none."""
+        return method_default if self.error_feedback is None else self.error_feedback
 
 
 @runtime_checkable

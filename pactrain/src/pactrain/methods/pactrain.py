@@ -92,7 +92,7 @@ def make_pactrain(
         ranks = None if process_group is None else dist.get_process_group_ranks(process_group)
         scale_group = dist.new_group(ranks=ranks)
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
-                            config.seed, policy, config.error_feedback,
+                            config.seed, policy, config.error_feedback_or(False),
                             model=getattr(ddp_model, "module", ddp_model),
                             scale_group=scale_group)
     return PacTrainMethod(state, config.refresh_every)

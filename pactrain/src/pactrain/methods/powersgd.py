@@ -98,7 +98,7 @@ def make_powersgd(
         matrix_approximation_rank=int(options.get("rank", 4)),
         start_powerSGD_iter=int(options.get("start_iter", 2)),
         min_compression_rate=float(options.get("min_compression_rate", 2)),
-        use_error_feedback=config.error_feedback,
+        use_error_feedback=config.error_feedback_or(True),
         warm_start=bool(options.get("warm_start", True)),
         random_seed=config.seed,
     )

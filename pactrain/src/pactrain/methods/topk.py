@@ -100,7 +100,7 @@ def make_topk(
     process_group: dist.ProcessGroup | None, ddp_model: Any, config: MethodConfig, tracker: Any
 ) -> TopKMethod:
     """Factory registered as ``topk``."""
-    memory = ResidualMemory() if config.error_feedback else None
+    memory = ResidualMemory() if config.error_feedback_or(True) else None
     return TopKMethod(TopKState(process_group, density_option(config), memory))
 
 

@@ -30,7 +30,7 @@ class RunConfig:
         prune_start, prune_end: fractions of ``steps`` where the pruning schedule runs.
         prune_frequency: steps between mask updates (``None``: about 10 updates).
         prune_scope: ``"global"`` or ``"layer"``.
-        error_feedback: lossy tiers keep a residual.
+        error_feedback: lossy tiers keep a residual (``None``: the method's default).
         refresh_every: steps between link-model refreshes.
         probe_link: measure the link at start-up.
         warmup_steps: steps left out of throughput and payload averages.
@@ -62,7 +62,7 @@ class RunConfig:
     prune_end: float = 0.6
     prune_frequency: int | None = None
     prune_scope: str = "global"
-    error_feedback: bool = False
+    error_feedback: bool | None = None
     refresh_every: int = 50
     probe_link: bool = True
     warmup_steps: int = 5
