@@ -41,6 +41,7 @@ import os
 import re
 import secrets
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -270,6 +271,27 @@ class Topology:
             if self.rate_bits is not None:
                 self._shape(ns, WORKER_IFNAME)
                 self._shape(hub, hub_end)
+        self._wait_links_up()
+
+    def _wait_links_up(self, timeout_s: float = 10.0) -> None:
+        """Block until every veth end reports operstate UP.
+
+        Why: the kernel turns a veth's carrier on asynchronously (linkwatch, up to about
+        1 s); until then the device drops what is sent, and a worker that starts at once can
+        lose its first rendezvous packets.
+        """
+        ends = [(self.namespace(r), WORKER_IFNAME) for r in range(self.workers)]
+        ends += [(self.hub, f"h{r}") for r in range(self.workers)]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            down = [f"{ns}/{dev}" for ns, dev in ends
+                    if "state UP" not in _run(["ip", "-n", ns, "-o", "link", "show", dev]).stdout]
+            if not down:
+                return
+            if time.monotonic() > deadline:
+                raise NetnsError(f"links still down after {timeout_s:.0f} s: {', '.join(down)}; "
+                                 "check `ip -n NS link` and that veth is supported here")
+            time.sleep(0.05)
 
     def set_rate(self, rate: str | None) -> None:
         """Reshape every link of a built topology to ``rate`` (``None``: unshaped)."""

@@ -29,7 +29,8 @@ def test_bench_runs_the_grid_and_writes_a_valid_document(tmp_path: Path) -> None
     validate(document)
     rows = document["rows"]
     assert [r["method"] for r in rows] == ["dense", "topk"]
-    assert all(r["error"] is None and r["samples_per_s"] > 0 for r in rows)
+    assert all(r["error"] is None and r["samples_per_s"] > 0 for r in rows), (
+        [(r["method"], r["error"]) for r in rows], stdout[-3000:], stderr[-3000:])
     assert rows[1]["payload_bytes_per_step"] < rows[0]["payload_bytes_per_step"]
     assert "topk" in stdout
     assert png.exists()
