@@ -33,6 +33,13 @@ class Strategy:
     def __init__(self, forwarder: Forwarder) -> None:
         self.forwarder = forwarder
 
+    def reject_no_route(self, in_face: Face, entry: PitEntry) -> None:
+        """No eligible next hop: count the drop, Nack NoRoute downstream, end the entry."""
+        fw = self.forwarder
+        fw.counters.drop("no_route")
+        fw.send_nack(entry, in_face.face_id, NackReason.NO_ROUTE)
+        fw.reject_pending_interest(entry)
+
     def eligible_nexthops(self, in_face: Face, entry: PitEntry) -> list[Face]:
         """Next-hop faces from the FIB, cheapest first, minus the in face and faces
         that would break ``/localhost`` scope."""
@@ -93,9 +100,7 @@ class BestRouteStrategy(Strategy):
         fw = self.forwarder
         hops = self.eligible_nexthops(in_face, entry)
         if not hops:
-            fw.counters.drop("no_route")
-            fw.send_nack(entry, in_face.face_id, NackReason.NO_ROUTE)
-            fw.reject_pending_interest(entry)
+            self.reject_no_route(in_face, entry)
             return
         if not entry.out_records:
             fw.send_interest(entry, hops[0], interest)
@@ -132,9 +137,7 @@ class MulticastStrategy(Strategy):
         fw = self.forwarder
         hops = self.eligible_nexthops(in_face, entry)
         if not hops:
-            fw.counters.drop("no_route")
-            fw.send_nack(entry, in_face.face_id, NackReason.NO_ROUTE)
-            fw.reject_pending_interest(entry)
+            self.reject_no_route(in_face, entry)
             return
         for face in hops:
             fw.send_interest(entry, face, interest)
