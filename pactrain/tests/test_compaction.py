@@ -186,3 +186,43 @@ def test_ternary_hook_is_unbiased_on_a_real_group() -> None:
     assert float((mean - exact).abs().mean()) < float(bound) / 3
     # on the wire: one int8 per kept entry plus one fp32 scale per parameter (4 of them)
     assert results[0]["payload"] == results[0]["kept"] + 4 * 4
+
+
+def _packed_against_int8(rank: int, world_size: int) -> dict:
+    """Two copies of one pruned model, one hook per ternary wire format, same seed: the
+    packed lanes must deliver exactly what the int8 sum delivers, for fewer bytes."""
+    results: dict = {}
+    for tier in ("ternary", "packed"):
+        model, tracker = _pruned(0.8)
+        state = CompactionState(None, tracker, world_size, rank, 7, FixedPolicy(tier),
+                                error_feedback=True, model=model)
+        ddp = DistributedDataParallel(model, bucket_cap_mb=1.0)
+        ddp.register_comm_hook(state, compaction_hook)
+        grads = []
+        for it in range(3):
+            generator = torch.Generator().manual_seed(100 * it + rank)
+            model.zero_grad(set_to_none=False)
+            nn.functional.cross_entropy(ddp(torch.randn(8, 12, generator=generator)),
+                                        torch.randint(0, 4, (8,), generator=generator)).backward()
+            grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+        kept_words = sum(state.packing.words_for(int(lay.kept.numel()))
+                         for lay in state.layouts.values())
+        results[tier] = {"grads": grads, "payload": dict(state.payload.by_collective),
+                         "steps": state.payload.steps, "kept_words": kept_words,
+                         "kept": sum(int(lay.kept.numel()) for lay in state.layouts.values())}
+    return results
+
+
+@pytest.mark.parametrize("world_size", [2, 3])
+def test_packed_lanes_deliver_the_int8_ternary_sum_bitwise(world_size: int) -> None:
+    for result in run_on_local_group(_packed_against_int8, world_size):
+        int8, packed = result["ternary"], result["packed"]
+        assert all(torch.equal(a, b) for a, b in zip(int8["grads"], packed["grads"],
+                                                        strict=True))
+        assert any(g.abs().sum() > 0 for g in packed["grads"])
+        steps = packed["steps"]
+        # 10 lanes of 3 bits per int32 word for 2 or 3 ranks: 0.4 B per kept entry
+        assert packed["payload"]["all_reduce_packed"] == 4 * packed["kept_words"] * steps
+        assert packed["payload"]["all_reduce_packed"] <= 0.41 * packed["kept"] * steps + 4 * 8
+        assert int8["payload"]["all_reduce"] == int8["kept"] * steps
+        assert packed["payload"]["all_reduce_max"] == int8["payload"]["all_reduce_max"]

@@ -4,12 +4,17 @@ import pytest
 
 from pactrain.policy import AdaptivePolicy, ComputeCosts, FixedPolicy, LinkModel
 
-COMPUTE = ComputeCosts(mask_s=1e-10, gather_s=2e-9, cast_s=1e-9, ternary_s=5e-9)
+COMPUTE = ComputeCosts(mask_s=1e-10, gather_s=2e-9, cast_s=1e-9, ternary_s=5e-9, pack_s=4e-9)
 
 
-def test_slow_link_picks_ternary_fast_link_picks_lossless() -> None:
+def test_slow_link_picks_packed_lanes_fast_link_picks_lossless() -> None:
     slow = AdaptivePolicy(LinkModel(1e-3, 1e-6), COMPUTE)  # ~1 MB/s
-    assert slow.decide(1_000_000, 200_000, 4).tier == "ternary"
+    decision = slow.decide(1_000_000, 200_000, 4)
+    assert decision.tier == "packed"  # half the bytes of int8 ternary at 4 ranks
+    assert decision.costs["packed"] < decision.costs["ternary"] < decision.costs["fp16"]
+    without = AdaptivePolicy(LinkModel(1e-3, 1e-6), COMPUTE,
+                             allowed=("dense", "fp32", "fp16", "ternary"))
+    assert without.decide(1_000_000, 200_000, 4).tier == "ternary"
     fast = AdaptivePolicy(LinkModel(1e-5, 1e-11), COMPUTE)  # ~100 GB/s
     assert fast.decide(1_000_000, 1_000_000, 4).tier == "dense"  # nothing pruned
     assert fast.decide(1_000_000, 200_000, 4).tier in ("dense", "fp32")
@@ -32,7 +37,7 @@ def test_lossy_tier_needs_a_clear_margin() -> None:
 
 def test_latency_bound_small_bucket_is_not_split_into_two_collectives() -> None:
     policy = AdaptivePolicy(LinkModel(5e-3, 1e-8), COMPUTE)
-    assert policy.decide(1000, 200, 2).tier != "ternary"  # 2 x alpha dominates
+    assert policy.decide(1000, 200, 2).tier not in ("ternary", "packed")  # 2 x alpha
 
 
 def test_refresh_fits_alpha_beta_from_observations() -> None:

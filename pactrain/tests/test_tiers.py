@@ -1,12 +1,16 @@
-"""Ternary tier: unbiased in expectation, int8 sums bounded; error feedback bookkeeping."""
+"""Ternary tiers: unbiased in expectation, int8 sums bounded, packed lanes carry-free;
+error feedback bookkeeping."""
 
+import pytest
 import torch
 
 from pactrain.tiers import (
     MAX_TERNARY_WORLD_SIZE,
     ErrorFeedback,
+    LanePacking,
     ternary_decode,
     ternary_encode,
+    wire_bytes_per_entry,
 )
 
 
@@ -62,3 +66,38 @@ def test_error_feedback_returns_what_was_dropped() -> None:
     assert (1, 8) not in restored.residuals
     memory.drop((0, 8))
     assert memory.compensate((0, 8), kept, torch.ones(3)).tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("world_size", [1, 2, 3, 4, 7, 8, 15, 16, 127, 128])
+def test_packed_lanes_sum_without_carries_for_every_partial_sum(world_size: int) -> None:
+    """Extreme codes (all +1 or all -1 on every rank) and random codes: every partial sum
+    of the packed words, as a ring reduce-scatter forms them, stays inside int32 and
+    unpacks to the sum of the codes."""
+    packing = LanePacking.for_world(world_size)
+    assert 2 * world_size < 2 ** packing.width and packing.lanes == 32 // packing.width
+    generator = torch.Generator().manual_seed(world_size)
+    count = 3 * packing.lanes + 1  # a padded last word
+    for fill in (1, -1, None):
+        codes = [torch.full((count,), fill, dtype=torch.int8) if fill is not None else
+                 torch.randint(-1, 2, (count,), generator=generator).to(torch.int8)
+                 for _ in range(world_size)]
+        partial = torch.zeros(packing.words_for(count), dtype=torch.int64)
+        for seen, rank_codes in enumerate(codes, start=1):
+            words = packing.pack(rank_codes)
+            assert words.dtype == torch.int32 and words.numel() == packing.words_for(count)
+            partial += words.to(torch.int64)
+            assert int(partial.max()) < 2 ** 31 and int(partial.min()) >= -2 ** 31
+            expected = torch.stack(codes[:seen]).to(torch.int32).sum(0)
+            # a partial sum of `seen` ranks decodes with `seen` offsets removed
+            partial_packing = LanePacking(seen, packing.width, packing.lanes)
+            sums = partial_packing.unpack(partial.to(torch.int32), count)
+            assert torch.equal(sums, expected)
+
+
+def test_packed_lane_widths_and_bytes_per_entry() -> None:
+    # ceil(log2(2N+1)) bits: N = 2, 3 -> 3 bits (10 lanes), N = 4..7 -> 4 bits (8 lanes)
+    assert [LanePacking.for_world(n).width for n in (1, 2, 3, 4, 7, 8)] == [2, 3, 3, 4, 4, 5]
+    assert LanePacking.for_world(4).bytes_per_entry == 0.5
+    assert wire_bytes_per_entry("packed", 4) == 0.5 and wire_bytes_per_entry("ternary", 4) == 1
+    with pytest.raises(ValueError, match="world size must be >= 1"):
+        LanePacking.for_world(0)

@@ -19,7 +19,9 @@ Algorithm of :func:`compaction_hook` for one bucket:
    - ``ternary``: gather kept entries (+ error-feedback residual), all-reduce MAX of each
      parameter's local max |v| (4 bytes per parameter, waited for in the hook so every
      rank issues its collectives in bucket order), stochastic int8 codes, all-reduce SUM
-     of the codes (k bytes).
+     of the codes (k bytes);
+   - ``packed``: the same codes in carry-free lanes of int32 words, all-reduce SUM
+     (k x ceil(log2(2N+1)) / 8 bytes: k / 2 for N <= 7).
 4. On completion scatter the averaged entries back into a zeroed bucket (pruned entries
    are exactly zero) and return the bucket buffer.
 5. On the last bucket, close the step of the payload counter.
@@ -55,6 +57,7 @@ from pactrain.tiers import (
     MAX_TERNARY_WORLD_SIZE,
     TIERS,
     ErrorFeedback,
+    LanePacking,
     ternary_codes,
 )
 
@@ -191,6 +194,7 @@ class CompactionState:
         self.seed = seed
         self.policy = policy
         self.error_feedback = ErrorFeedback() if error_feedback else None
+        self.packing = LanePacking.for_world(world_size)
         self.step = 0  # synchronized steps seen (seeds the ternary draws)
         self.payload = PayloadCounter()
         self.tier_counts: dict[int, Counter] = {}
@@ -365,18 +369,19 @@ def _send_low_precision(tier: str) -> Callable[..., torch.futures.Future]:
     return send
 
 
-def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
-                 layout: BucketLayout) -> torch.futures.Future:
-    """Stochastic ternary int8 codes of the kept entries, one group-wide MAX scale per
-    parameter (4 bytes each, all-reduced and waited for here, so every rank issues its
-    collectives in bucket order), then the int8 sum of the codes (1 byte per entry).
+def _ternary_codes(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+                   layout: BucketLayout) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stochastic ternary codes of the kept entries under one group-wide MAX scale per
+    parameter, and the per-parameter decode factors ``scale / N``.
 
-    Cost per step is a handful of passes over the k kept entries and no Python work per
-    entry: per-parameter scales are one ``segment_reduce`` over the cached slot lengths;
-    the draws become thresholds ``u * scale`` in place (:func:`scale_slots`), and codes
-    are ``sign(v)`` where ``|v| > u * scale`` (:func:`pactrain.tiers.ternary_codes`: the
-    same rule as :func:`pactrain.tiers.ternary_encode`, whose scale is never 0 here unless
-    the parameter's values are); the error-feedback residual is formed in place.
+    The scales (4 bytes per parameter) are all-reduced and waited for here, so every rank
+    issues its collectives in bucket order. Cost per step is a handful of passes over the
+    k kept entries and no Python work per entry: per-parameter scales are one
+    ``segment_reduce`` over the cached slot lengths; the draws become thresholds
+    ``u * scale`` in place (:func:`scale_slots`), and codes are ``sign(v)`` where
+    ``|v| > u * scale`` (:func:`pactrain.tiers.ternary_codes`: the same rule as
+    :func:`pactrain.tiers.ternary_encode`, whose scale is never 0 here unless the
+    parameter's values are); the error-feedback residual is formed in place.
     """
     values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "ternary")
     uniform = state.uniform_draws(key[0], layout)
@@ -387,16 +392,41 @@ def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Ten
         # what this rank meant minus what its codes deliver, computed in place
         values.sub_(scale_slots(codes.to(torch.float32), scales, layout.bounds))
         state.error_feedback.store(key, layout.numel, layout.kept, values)
-    factors = scales / state.world_size
+    return codes, scales / state.world_size
 
+
+def _decode_sums(buffer: torch.Tensor, layout: BucketLayout, factors: torch.Tensor,
+                 sums: Callable[[torch.futures.Future], torch.Tensor],
+                 ) -> Callable[[torch.futures.Future], torch.Tensor]:
+    """Completion of a ternary all-reduce: average = sum of codes x scale / N, per
+    parameter, scattered into the zeroed bucket."""
     def decode(future: torch.futures.Future) -> torch.Tensor:
-        # average = sum of codes x scale / N, per parameter
-        averaged = scale_slots(future.value()[0].to(torch.float32), factors, layout.bounds)
+        averaged = scale_slots(sums(future).to(torch.float32), factors, layout.bounds)
         buffer.zero_()
         buffer.index_copy_(0, layout.kept, averaged)
         return buffer
+    return decode
 
-    return state.all_reduce(codes).then(decode)
+
+def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+                 layout: BucketLayout) -> torch.futures.Future:
+    """Ternary codes (:func:`_ternary_codes`) summed as int8: 1 byte per kept entry."""
+    codes, factors = _ternary_codes(state, key, buffer, layout)
+    return state.all_reduce(codes).then(
+        _decode_sums(buffer, layout, factors, lambda f: f.value()[0]))
+
+
+def send_packed(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+                layout: BucketLayout) -> torch.futures.Future:
+    """The same ternary codes as :func:`send_ternary`, packed into carry-free lanes of
+    int32 words (:class:`pactrain.tiers.LanePacking`) and summed by the ordinary int32
+    all-reduce: ``ceil(log2(2N+1))`` bits per kept entry (0.5 B for N <= 7). Decodes to
+    exactly what :func:`send_ternary` delivers for the same draws."""
+    codes, factors = _ternary_codes(state, key, buffer, layout)
+    packing = state.packing
+    count = codes.numel()
+    return state.all_reduce(packing.pack(codes), "all_reduce_packed").then(
+        _decode_sums(buffer, layout, factors, lambda f: packing.unpack(f.value()[0], count)))
 
 
 #: One sender per tier (a table, not an if/elif chain).
@@ -406,6 +436,7 @@ TIER_SENDERS: dict[str, Callable[..., torch.futures.Future]] = {
     "fp16": _send_low_precision("fp16"),
     "bf16": _send_low_precision("bf16"),
     "ternary": send_ternary,
+    "packed": send_packed,
 }
 
 

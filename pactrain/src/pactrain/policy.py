@@ -10,6 +10,8 @@ ternary tier's extra latency is worth its 4x saving. The policy prices each tier
     fp32      = t(4 k)            + c_gather * k
     fp16/bf16 = t(2 k)            + (c_gather + c_cast) * k
     ternary   = alpha + t(k + 4)  + (c_gather + c_ternary) * k   (one MAX, one int8 sum)
+    packed    = alpha + t(b k + 4) + (c_gather + c_ternary + c_pack) * k
+                (b = lane bytes per entry, 0.5 for N <= 7: one MAX, one int32 sum)
 
 (n entries in the bucket, k kept.) A lossy tier is chosen only when it beats the best
 lossless tier by ``lossy_margin``, so accuracy is not traded for noise-level gains.
@@ -31,7 +33,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.tiers import LOSSY_TIERS, TIERS
+from pactrain.tiers import LOSSY_TIERS, TIERS, LanePacking
 
 LOG = logging.getLogger(__name__)
 
@@ -60,6 +62,7 @@ class ComputeCosts:
     gather_s: float = 2e-9
     cast_s: float = 1e-9
     ternary_s: float = 5e-9
+    pack_s: float = 4e-9
 
 
 @dataclass(frozen=True)
@@ -136,12 +139,16 @@ def probe_compute(process_group: Any = None, n: int = 1 << 18, density: float = 
 
     values = buffer.index_select(0, kept)
     uniform = torch.rand(values.numel(), generator=generator)
+    codes = torch.sign(values).to(torch.int8)
+    world_size = dist.get_world_size(process_group) if dist.is_initialized() else 1
+    packing = LanePacking.for_world(world_size)
     costs = [
         per_element(lambda: buffer.mul(mask), n),
         per_element(gather_scatter, kept.numel()),
         per_element(lambda: values.half().float(), kept.numel()),
         per_element(lambda: (torch.sign(values) * (uniform < values.abs())).to(torch.int8),
                     kept.numel()),
+        per_element(lambda: packing.unpack(packing.pack(codes), codes.numel()), codes.numel()),
     ]
     costs = _agree(costs, process_group, dist.ReduceOp.MAX)
     return ComputeCosts(*costs)
@@ -185,7 +192,7 @@ class AdaptivePolicy:
 
     link: LinkModel = field(default_factory=LinkModel)
     compute: ComputeCosts = field(default_factory=ComputeCosts)
-    allowed: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary")
+    allowed: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary", "packed")
     lossy_margin: float = 1.25
     blend: float = 0.5
     version: int = 0
@@ -206,6 +213,9 @@ class AdaptivePolicy:
             "bf16": t(2 * kept, world_size) + (c.gather_s + c.cast_s) * kept,
             "ternary": self.link.alpha_s + t(kept + 4, world_size)
             + (c.gather_s + c.ternary_s) * kept,
+            "packed": self.link.alpha_s
+            + t(LanePacking.for_world(world_size).bytes_per_entry * kept + 4, world_size)
+            + (c.gather_s + c.ternary_s + c.pack_s) * kept,
         }
         return {tier: price[tier] for tier in self.allowed}
 

@@ -15,6 +15,9 @@ fp16     2     the kept entries, fp16 (divided by N first, so the sum cannot ove
 bf16     2     the kept entries, bf16
 ternary  1     int8 codes in {-1, 0, 1} summed as int8 (|sum| <= N <= 127), plus one
                fp32 scale per parameter all-reduced with MAX before (4 bytes each)
+packed   w/8   the same ternary codes, packed into carry-free ``w``-bit lanes of int32
+               words (:class:`LanePacking`; ``w = ceil(log2(2N+1))``: 0.5 B for
+               N <= 7, 0.4 B for N <= 3), plus the same per-parameter scales
 ======== ===== =====================================================================
 
 Ternary is stochastic and unbiased: with shared scale ``s >= max|v|``, code ``t = sign(v)``
@@ -25,16 +28,17 @@ layer's gradients drown the others' in variance.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
 
 #: Tiers in order of bytes per kept entry (most to fewest).
-TIERS: tuple[str, ...] = ("dense", "fp32", "fp16", "bf16", "ternary")
-#: Bytes per transmitted entry of each tier.
+TIERS: tuple[str, ...] = ("dense", "fp32", "fp16", "bf16", "ternary", "packed")
+#: Bytes per transmitted entry of each tier at a given world size.
 WIRE_BYTES: dict[str, int] = {"dense": 4, "fp32": 4, "fp16": 2, "bf16": 2, "ternary": 1}
 #: Tiers whose averaged gradient differs from the exact average.
-LOSSY_TIERS: frozenset[str] = frozenset({"fp16", "bf16", "ternary"})
+LOSSY_TIERS: frozenset[str] = frozenset({"fp16", "bf16", "ternary", "packed"})
 #: Largest world size whose int8 sum of ternary codes cannot overflow.
 MAX_TERNARY_WORLD_SIZE = 127
 
@@ -84,6 +88,88 @@ def ternary_decode(summed: torch.Tensor, scale: torch.Tensor | float,
                    world_size: int) -> torch.Tensor:
     """Average of the ranks' ternary values: ``sum of codes * scale / world_size``."""
     return summed.to(torch.float32) * (torch.as_tensor(scale, dtype=torch.float32) / world_size)
+
+
+def wire_bytes_per_entry(tier: str, world_size: int) -> float:
+    """Payload bytes of one kept entry under ``tier`` (before the ring factor)."""
+    if tier == "packed":
+        return LanePacking.for_world(world_size).bytes_per_entry
+    return float(WIRE_BYTES[tier])
+
+
+@dataclass(frozen=True)
+class LanePacking:
+    """Ternary codes of N ranks packed so that an ordinary int32 SUM all-reduce adds them
+    lane by lane, with no carry from one lane into the next.
+
+    Why it works: N codes in {-1, 0, 1} sum to [-N, N], ``2N + 1`` values, which fit
+    ``width = ceil(log2(2N + 1))`` bits. Every lane but the top one carries the code
+    offset by +1 (in {0, 1, 2}); a lane's sum over any subset of ranks is then at most
+    ``2N <= 2**width - 1``, so it never spills into its neighbour, and the partial sums a
+    ring reduce-scatter forms are as safe as the total. The top lane carries the raw
+    signed code: its sum ``t`` in [-N, N] makes the word ``t * 2**s + low`` with
+    ``0 <= low < 2**s`` (``s`` = bits below the top lane), which stays inside int32 for
+    every partial sum, so the all-reduce never overflows (no reliance on wrap-around of
+    signed integers) and an arithmetic right shift by ``s`` recovers ``t`` exactly.
+    ``lanes = floor(32 / width)``: 8 lanes (0.5 B per entry) for N <= 7, 10 lanes for
+    N <= 3, 6 for N <= 15, down to 1 lane (4 B) only above 2**30 ranks.
+
+    Layout: entry ``i`` of ``count`` sits in word ``i % words``, lane ``i // words``, so
+    each lane is one contiguous slice of the codes (packing and unpacking are ``lanes``
+    vectorised passes, no per-entry Python).
+
+    Attributes:
+        world_size: ranks whose codes are summed.
+        width: bits per lane.
+        lanes: lanes per int32 word.
+    """
+
+    world_size: int
+    width: int
+    lanes: int
+
+    @classmethod
+    def for_world(cls, world_size: int) -> LanePacking:
+        """The narrowest lanes that hold a sum of ``world_size`` ternary codes."""
+        if world_size < 1:
+            raise ValueError(f"world size must be >= 1, got {world_size}")
+        width = max(2, math.ceil(math.log2(2 * world_size + 1)))
+        if width > 32:
+            raise ValueError(f"{world_size} ranks need {width}-bit lanes, more than an "
+                             "int32 word; use the fp16 tier")
+        return cls(world_size, width, 32 // width)
+
+    @property
+    def bytes_per_entry(self) -> float:
+        return 4.0 / self.lanes
+
+    def words_for(self, count: int) -> int:
+        """int32 words that carry ``count`` codes."""
+        return -(-count // self.lanes)
+
+    def pack(self, codes: torch.Tensor) -> torch.Tensor:
+        """int8 codes in {-1, 0, 1} -> int32 words (``words_for(len(codes))`` of them)."""
+        count = codes.numel()
+        words = self.words_for(count)
+        lanes = torch.zeros(self.lanes * words, dtype=torch.int32, device=codes.device)
+        lanes[:count] = codes
+        lanes = lanes.view(self.lanes, words)
+        lanes[:-1] += 1  # offset codes; the top lane stays signed
+        packed = lanes[-1] * (1 << self.width * (self.lanes - 1))
+        for lane in range(self.lanes - 1):
+            packed.add_(lanes[lane] << self.width * lane)
+        return packed
+
+    def unpack(self, summed: torch.Tensor, count: int) -> torch.Tensor:
+        """Summed int32 words -> the ``count`` sums of codes (int32, in [-N, N])."""
+        words = summed.numel()
+        out = torch.empty(self.lanes, words, dtype=torch.int32, device=summed.device)
+        field_mask = (1 << self.width) - 1
+        for lane in range(self.lanes - 1):
+            torch.bitwise_and(summed >> self.width * lane, field_mask, out=out[lane])
+        out[:-1] -= self.world_size
+        torch.bitwise_right_shift(summed, self.width * (self.lanes - 1), out=out[-1])
+        return out.view(-1)[:count]
 
 
 #: One parameter's place in a bucket: (canonical name, offset in the bucket, numel).

@@ -76,7 +76,7 @@ class MethodConfig:
             residuals back added variance: digits-cnn, 80% sparse, 300 steps, 0.971 with,
             0.980 without), on for top-k and PowerSGD, which are biased without it.
         tier: force one PacTrain tier (``"dense"``, ``"fp32"``, ``"fp16"``, ``"bf16"``,
-            ``"ternary"``); ``None`` lets the adaptive policy decide per bucket.
+            ``"ternary"``, ``"packed"``); ``None`` lets the adaptive policy decide per bucket.
         allowed_tiers: tiers the adaptive policy may pick from.
         refresh_every: steps between refreshes of the measured link model.
         probe_link: measure the alpha-beta link model at start-up.
@@ -90,7 +90,7 @@ class MethodConfig:
     seed: int = 0
     error_feedback: bool | None = None
     tier: str | None = None
-    allowed_tiers: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary")
+    allowed_tiers: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary", "packed")
     refresh_every: int = 50
     probe_link: bool = True
     options: dict[str, Any] = field(default_factory=dict)

@@ -1,8 +1,9 @@
 """`pactrain` (adaptive tiers) and the forced-tier variants `pactrain-fp32`, `-fp16`,
-`-bf16` and `-ternary`: pruning plus the compaction hook of :mod:`pactrain.compaction`.
+`-bf16`, `-ternary` and `-packed`: pruning plus the compaction hook of :mod:`pactrain.compaction`.
 
-On the wire: per bucket, the kept entries only (fp32, fp16/bf16 or int8 ternary codes plus
-one fp32 scale), or the whole bucket when the policy finds that cheaper.
+On the wire: per bucket, the kept entries only (fp32, fp16/bf16, int8 ternary codes or the
+same codes packed into carry-free int32 lanes, plus one fp32 scale per parameter), or the
+whole bucket when the policy finds that cheaper.
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ for _name, _tier, _description in (
     ("pactrain-fp16", "fp16", "compacted fp16 all-reduce"),
     ("pactrain-bf16", "bf16", "compacted bf16 all-reduce"),
     ("pactrain-ternary", "ternary", "compacted stochastic ternary int8 all-reduce"),
+    ("pactrain-packed", "packed", "compacted ternary codes in carry-free int32 lanes "
+     "(0.5 B per kept entry up to 7 workers)"),
 ):
     register_method(MethodSpec(
         name=_name, factory=functools.partial(make_pactrain, tier=_tier), uses_pruning=True,
