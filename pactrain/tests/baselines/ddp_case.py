@@ -54,14 +54,10 @@ def run_case(method: str, options: dict, rank: int, world: int, steps: int) -> d
         result["payload_per_step"] = comm.payload.bytes_per_step()
         result["summary"] = comm.summary()
         residuals = getattr(getattr(comm.state, "memory", None), "residuals", None)
-        if residuals:
-            if len(residuals) != 1:
-                raise RuntimeError("the tiny model must fit one bucket")
-            (residual,) = residuals.values()
-            base = min(p.grad.data_ptr() for p in model.parameters())
+        if residuals:  # per parameter name: laid out in the model's parameter order
             result["residual"] = torch.cat([
-                residual[(p.grad.data_ptr() - base) // 4:][: p.numel()]
-                for p in model.parameters()
+                residuals.get(name, torch.zeros(p.numel())).flatten()
+                for name, p in model.named_parameters()
             ])
     # The exact local gradient (no communication).
     model.zero_grad()

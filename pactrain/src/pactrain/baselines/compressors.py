@@ -1,15 +1,37 @@
 """Compressors: pure functions from a flat gradient to what would be sent, and back.
 
 Nothing here talks to other ranks or keeps state between calls; randomness is passed in
-as a ``torch.Generator`` so results are reproducible per rank and step.
+(a ``torch.Generator`` seeded by :func:`draw_seed`) so results are reproducible per rank,
+step and parameter. TernGrad's stochastic ternary code is
+:func:`pactrain.tiers.ternary_encode`, shared with PacTrain's ternary tier.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+
+
+def draw_seed(seed: int, rank: int, step: int, parameter: int) -> int:
+    """Seed of one parameter's random draws at one step on one rank.
+
+    Why not one generator per rank: its stream is consumed in bucket order, so after DDP
+    rebuilds its buckets, or when a resumed run starts in another bucket layout, the same
+    numbers land on other parameters; and its state would have to be checkpointed. A seed
+    derived from (run seed, rank, step, parameter index) gives every parameter the same
+    numbers whatever the layout, and only the step count needs to survive a resume.
+    The mixing is that of :meth:`pactrain.compaction.CompactionState.uniform_draws`.
+    """
+    mixed = ((seed * 1_000_003 + rank) * 1_000_033 + step) * 4099
+    return (mixed + parameter) % (2 ** 63)
+
+
+def parameter_generator(seed: int, rank: int, step: int, parameter: int) -> torch.Generator:
+    """A fresh generator seeded by :func:`draw_seed` (microseconds to make)."""
+    return torch.Generator().manual_seed(draw_seed(seed, rank, step, parameter))
 
 
 def k_for(numel: int, density: float) -> int:
@@ -26,6 +48,15 @@ class SparseGradient:
     values: torch.Tensor  # float32, shape (k,)
     indices: torch.Tensor  # int64, shape (k,)
     numel: int
+
+    @classmethod
+    def join(cls, parts: Sequence[tuple[int, SparseGradient]], numel: int) -> SparseGradient:
+        """One sparse gradient of a flat buffer of ``numel`` entries from the sparse
+        gradients of its slices, each given with the offset of its slice."""
+        if not parts:
+            return cls(torch.zeros(0), torch.zeros(0, dtype=torch.int64), numel)
+        return cls(torch.cat([part.values for _, part in parts]),
+                   torch.cat([part.indices + offset for offset, part in parts]), numel)
 
     def to_dense(self) -> torch.Tensor:
         dense = torch.zeros(self.numel, dtype=self.values.dtype)
@@ -66,20 +97,6 @@ def sampled_topk_compress(
         return topk_compress(flat, k)
     chosen = candidates[torch.topk(magnitude[candidates], k, sorted=False).indices]
     return SparseGradient(flat[chosen], chosen, numel)
-
-
-def ternarize(
-    flat: torch.Tensor, scale: torch.Tensor, generator: torch.Generator
-) -> torch.Tensor:
-    """TernGrad's stochastic ternary code: ``sign(g) * Bernoulli(|g| / scale)`` as int8.
-
-    ``scale`` is per entry (broadcastable) and must be >= ``|g|``; then
-    ``E[scale * code] = g`` (unbiased). Entries with ``scale == 0`` get code 0.
-    """
-    safe = torch.where(scale > 0, scale, torch.ones_like(scale))
-    prob = (flat.abs() / safe).clamp_(0.0, 1.0)
-    draw = torch.rand(flat.shape, generator=generator) < prob
-    return (torch.sign(flat) * draw).to(torch.int8)
 
 
 def clip_to_sigma(flat: torch.Tensor, sigma: float) -> torch.Tensor:

@@ -1,136 +1,251 @@
 """Memories: what a compressor leaves behind locally, to be added back next step.
 
-Buffers are kept per DDP bucket index together with the bucket's *layout* (which
-parameter sits where). DDP rebuilds its buckets after the first iteration, in the order
-the gradients became ready, so the same bucket index can hold the same parameters at
-other offsets: when the layout changes, each parameter's slice of a buffer is moved to its
-new place, so nothing remembered is lost or added to the wrong entry. None of them
-communicate.
+Everything here is keyed by the parameter's canonical name in the model
+(``model.named_parameters()``), never by DDP bucket index or object id. Why: DDP rebuilds
+its buckets after the first iteration of *every* process (digits-cnn at
+``bucket_cap_mb=0.01``: one bucket of all eight tensors at the first step, three buckets
+after it), so a resumed run starts in another layout than the one the checkpoint was
+written in, and ``id(param)`` differs in a new process. A memory keyed by either adds what
+it remembered to the wrong entries after a resume.
+
+- :class:`ParameterNames`: where each named parameter sits in a bucket (the hook's view).
+- :class:`ResidualMemory`, :class:`MomentumCorrectionMemory`: one tensor per parameter.
+- :class:`BucketPieces`: for state that its owner keeps per bucket (PyTorch's PowerSGD);
+  re-lays it when the bucket layout changes and checkpoints it per parameter.
+
+None of them communicate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
 
-Layout = tuple[tuple[int, int], ...]  # (parameter key, numel) per tensor, in bucket order
+if TYPE_CHECKING:
+    import torch.distributed as dist
+    from torch import nn
 
 
-def bucket_layout(parameters: Sequence[torch.Tensor]) -> Layout:
-    """The layout of a bucket from ``GradBucket.parameters()`` (keys are object ids)."""
-    return tuple((id(p), p.numel()) for p in parameters)
+class BucketSlot(NamedTuple):
+    """One parameter's place in a bucket's flat buffer.
+
+    Attributes:
+        name: canonical name (``named_parameters()``), the key of per-parameter state.
+        index: position in ``named_parameters()`` (seeds per-parameter random draws).
+        offset, numel: the parameter's entries are ``buffer[offset:offset + numel]``.
+        shape: the parameter's shape (PowerSGD views it as a matrix).
+    """
+
+    name: str
+    index: int
+    offset: int
+    numel: int
+    shape: tuple[int, ...]
 
 
-def relayout(buffer: torch.Tensor, old: Layout, new: Layout) -> torch.Tensor:
-    """``buffer`` (laid out as ``old``) rearranged as ``new``; unknown parameters get 0."""
-    slices, offset = {}, 0
-    for key, numel in old:
-        slices[key] = buffer[offset:offset + numel]
-        offset += numel
-    parts = [slices.get(key, torch.zeros(numel, dtype=buffer.dtype)) for key, numel in new]
-    return torch.cat(parts) if parts else buffer.new_zeros(0)
+class ParameterNames:
+    """Canonical names of a model's parameters, looked up from the objects a bucket holds.
+
+    Built once per process at factory time: ``id(param)`` is only meaningful inside one
+    process, the name is what a checkpoint can carry to the next.
+
+    Args:
+        model: the ``DistributedDataParallel`` wrapper or the module it wraps.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        module = getattr(model, "module", model)
+        self._by_id = {id(p): (i, name) for i, (name, p) in enumerate(module.named_parameters())}
+
+    def slots(self, bucket: dist.GradBucket) -> tuple[BucketSlot, ...]:
+        """The bucket's parameters in bucket order, each with its slice of ``buffer()``
+        (DDP lays a bucket's gradients out back to back in that order)."""
+        slots, offset = [], 0
+        for param in bucket.parameters():
+            try:
+                index, name = self._by_id[id(param)]
+            except KeyError:
+                raise ValueError(
+                    f"bucket {bucket.index()} holds a parameter that is not in the model the "
+                    "method was made for; pass the DistributedDataParallel wrapper the hook "
+                    "is registered on to the method factory"
+                ) from None
+            slots.append(BucketSlot(name, index, offset, param.numel(), tuple(param.shape)))
+            offset += param.numel()
+        return tuple(slots)
 
 
-class _LayoutKeeper:
-    """Per bucket: the layout its buffers are stored in, and remapping on change."""
-
-    def __init__(self) -> None:
-        self.layouts: dict[int, Layout] = {}
-
-    def align(
-        self, bucket_index: int, layout: Layout | None, buffers: list[dict[int, torch.Tensor]]
-    ) -> None:
-        old = self.layouts.get(bucket_index)
-        if layout is None:
-            return
-        if old is not None and old != layout:
-            for store in buffers:
-                if bucket_index in store:
-                    store[bucket_index] = relayout(store[bucket_index], old, layout)
-        self.layouts[bucket_index] = layout
+def _check_named(kind: str, state: dict[Any, Any]) -> None:
+    """Refuse per-bucket state of older checkpoints (integer keys) instead of dropping it."""
+    bad = [key for key in state if not isinstance(key, str)]
+    if bad:
+        raise ValueError(
+            f"this checkpoint keeps {kind} per bucket index ({bad[:3]}), which cannot be "
+            "placed into this run's buckets; it was written before memories were keyed by "
+            "parameter name: start the run again without resume"
+        )
 
 
 class ResidualMemory:
     """Error feedback (Seide et al. 2014; Stich et al. 2018): keep what was not sent.
 
-    ``compensate`` returns ``g + residual``; ``update``/``update_sparse`` store
-    ``compensated - sent``. Over steps, every dropped part of the gradient is applied.
+    ``compensate`` returns ``g + residual``; ``update_sparse`` stores ``compensated`` with
+    the sent entries zeroed. Over steps, every dropped part of the gradient is applied.
     """
 
     def __init__(self) -> None:
-        self.residuals: dict[int, torch.Tensor] = {}
-        self._layouts = _LayoutKeeper()
+        self.residuals: dict[str, torch.Tensor] = {}
 
-    def compensate(
-        self, bucket_index: int, flat: torch.Tensor, layout: Layout | None = None
-    ) -> torch.Tensor:
-        self._layouts.align(bucket_index, layout, [self.residuals])
-        residual = self.residuals.get(bucket_index)
-        if residual is None or residual.numel() != flat.numel():
-            return flat.clone()
-        return flat + residual
-
-    def update(self, bucket_index: int, compensated: torch.Tensor, sent: torch.Tensor) -> None:
-        self.residuals[bucket_index] = compensated - sent
+    def compensate(self, name: str, grad: torch.Tensor) -> torch.Tensor:
+        """``grad`` plus the parameter's residual, as a new tensor (``grad`` is untouched)."""
+        residual = self.residuals.get(name)
+        return grad.clone() if residual is None else grad + residual
 
     def update_sparse(
-        self, bucket_index: int, compensated: torch.Tensor, sent_indices: torch.Tensor
+        self, name: str, compensated: torch.Tensor, sent_indices: torch.Tensor
     ) -> None:
-        """Like ``update`` when exactly the entries at ``sent_indices`` were sent."""
+        """Remember ``compensated`` except the entries at ``sent_indices`` (they were sent)."""
         residual = compensated.clone()
         residual[sent_indices] = 0.0
-        self.residuals[bucket_index] = residual
+        self.residuals[name] = residual
 
     def state_dict(self) -> dict[str, Any]:
-        return {"residuals": {k: v.clone() for k, v in self.residuals.items()}}
+        return {"residuals": {name: r.clone() for name, r in self.residuals.items()}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        self.residuals = {int(k): v.clone() for k, v in state["residuals"].items()}
+        _check_named("residuals", state["residuals"])
+        self.residuals = {name: r.clone() for name, r in state["residuals"].items()}
 
 
 class MomentumCorrectionMemory:
     """DGC's momentum correction and momentum-factor masking (Lin et al. 2018, sec. 3.2).
 
-    Per bucket: ``u = m * u + g`` (local momentum), ``v = v + u`` (accumulated velocity);
-    the compressor picks entries of ``v``; for the sent entries both ``v`` and ``u`` are
-    cleared, so stale momentum does not keep pushing entries that were already applied.
-    The optimizer must then run without its own momentum (it is applied here).
+    Per parameter: ``u = m * u + g`` (local momentum), ``v = v + u`` (accumulated
+    velocity); the compressor picks entries of ``v``; for the sent entries both ``v`` and
+    ``u`` are cleared, so stale momentum does not keep pushing entries that were already
+    applied. The optimizer must then run without its own momentum (it is applied here).
     """
 
     def __init__(self, momentum: float = 0.9) -> None:
         if not 0.0 <= momentum < 1.0:
             raise ValueError(f"momentum must be in [0, 1), got {momentum}")
         self.momentum = momentum
-        self.u: dict[int, torch.Tensor] = {}
-        self.v: dict[int, torch.Tensor] = {}
-        self._layouts = _LayoutKeeper()
+        self.u: dict[str, torch.Tensor] = {}
+        self.v: dict[str, torch.Tensor] = {}
 
-    def compensate(
-        self, bucket_index: int, flat: torch.Tensor, layout: Layout | None = None
-    ) -> torch.Tensor:
-        self._layouts.align(bucket_index, layout, [self.u, self.v])
-        u = self.u.get(bucket_index)
-        if u is None or u.numel() != flat.numel():
-            u = torch.zeros_like(flat)
-            self.v[bucket_index] = torch.zeros_like(flat)
-        u = u.mul_(self.momentum).add_(flat)
-        self.u[bucket_index] = u
-        return self.v[bucket_index].add_(u)
+    def compensate(self, name: str, grad: torch.Tensor) -> torch.Tensor:
+        """Accumulate ``grad``; returns the parameter's velocity ``v`` (the stored tensor)."""
+        u = self.u.get(name)
+        if u is None:
+            u = self.u[name] = torch.zeros_like(grad)
+            self.v[name] = torch.zeros_like(grad)
+        u.mul_(self.momentum).add_(grad)
+        return self.v[name].add_(u)
 
-    def update_sparse(self, bucket_index: int, sent_indices: torch.Tensor) -> None:
-        self.v[bucket_index][sent_indices] = 0.0
-        self.u[bucket_index][sent_indices] = 0.0
+    def update_sparse(self, name: str, sent_indices: torch.Tensor) -> None:
+        self.v[name][sent_indices] = 0.0
+        self.u[name][sent_indices] = 0.0
 
     def state_dict(self) -> dict[str, Any]:
         return {
             "momentum": self.momentum,
-            "u": {k: t.clone() for k, t in self.u.items()},
-            "v": {k: t.clone() for k, t in self.v.items()},
+            "u": {name: t.clone() for name, t in self.u.items()},
+            "v": {name: t.clone() for name, t in self.v.items()},
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        _check_named("momentum buffers", state["u"])
         self.momentum = float(state["momentum"])
-        self.u = {int(k): t.clone() for k, t in state["u"].items()}
-        self.v = {int(k): t.clone() for k, t in state["v"].items()}
+        self.u = {name: t.clone() for name, t in state["u"].items()}
+        self.v = {name: t.clone() for name, t in state["v"].items()}
+
+
+#: A flat buffer's pieces in order: (parameter name, length of its piece).
+Pieces = tuple[tuple[str, int], ...]
+
+
+class BucketPieces:
+    """Keeps a dict of per-bucket flat buffers that someone else owns (PyTorch's PowerSGD
+    memories, keyed by bucket index) in step with DDP's bucket layout, and checkpoints it
+    per parameter.
+
+    Steps, called by the hook *before* the owner reads bucket ``index``'s buffer:
+
+    1. :meth:`align` with the bucket's current pieces. Unchanged: nothing to do.
+    2. Changed (DDP rebuilt its buckets): *every* bucket's buffer is split into
+       per-parameter pieces (``pending``) and taken out of the dict, because a parameter
+       may move from a bucket whose turn comes later in the step.
+    3. If any of the bucket's parameters has a pending piece, its buffer is rebuilt from
+       the pieces in the new order (zeros for parameters without one).
+
+    :meth:`load_state_dict` only fills ``pending``: the resumed run's layout is known at
+    its first hook call, not at load time.
+
+    Args:
+        buffers: the owner's dict (shared, never rebound: the owner keeps writing to it).
+    """
+
+    def __init__(self, buffers: dict[int, torch.Tensor]) -> None:
+        self.buffers = buffers
+        self.layouts: dict[int, Pieces] = {}
+        self.pending: dict[str, torch.Tensor] = {}
+
+    def align(self, index: int, pieces: Pieces) -> None:
+        """Make ``buffers[index]`` (if there is state for it) laid out as ``pieces``."""
+        known = self.layouts.get(index)
+        if known == pieces:
+            return
+        if known is not None:
+            self._release_all()
+        self.layouts[index] = pieces
+        if any(name in self.pending for name, _ in pieces):
+            self.buffers[index] = torch.cat([self._take(name, length) for name, length in pieces])
+
+    def _take(self, name: str, length: int) -> torch.Tensor:
+        piece = self.pending.pop(name, None)
+        if piece is None:
+            return torch.zeros(length, dtype=torch.float32)
+        if piece.numel() != length:
+            raise ValueError(
+                f"the stored piece of {name!r} has {piece.numel()} entries, this run needs "
+                f"{length}: the checkpoint was written with other method options (e.g. "
+                "another PowerSGD rank); resume with the options it was written with"
+            )
+        return piece
+
+    def _split(self, index: int) -> dict[str, torch.Tensor]:
+        buffer, pieces = self.buffers.get(index), self.layouts.get(index, ())
+        if buffer is None:
+            return {}
+        if buffer.numel() != sum(length for _, length in pieces):
+            raise RuntimeError(
+                f"bucket {index}'s buffer has {buffer.numel()} entries, its recorded layout "
+                f"{sum(length for _, length in pieces)}: call align() before the owner "
+                "writes a bucket's buffer"
+            )
+        out, offset = {}, 0
+        for name, length in pieces:
+            out[name] = buffer[offset:offset + length].clone()
+            offset += length
+        return out
+
+    def _release_all(self) -> None:
+        for index in list(self.layouts):
+            self.pending.update(self._split(index))
+            self.buffers.pop(index, None)
+        self.layouts.clear()
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """One piece per parameter that has state (empty pieces included: they record
+        that a parameter has none, e.g. a bias PowerSGD does not compress)."""
+        pieces = {name: piece.clone() for name, piece in self.pending.items()}
+        for index in self.layouts:
+            pieces.update(self._split(index))
+        return pieces
+
+    def load_state_dict(self, pieces: dict[str, torch.Tensor]) -> None:
+        _check_named("PowerSGD memories", pieces)
+        self.buffers.clear()
+        self.layouts.clear()
+        self.pending = {name: piece.clone() for name, piece in pieces.items()}

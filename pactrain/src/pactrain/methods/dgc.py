@@ -1,14 +1,21 @@
 """`dgc`: Deep Gradient Compression (Lin et al., ICLR 2018), on a DDP hook.
 
-Algorithm, per bucket and step:
-1. Local gradient clipping: scale the bucket so its norm is at most ``clip_norm / sqrt(N)``
-   (the paper's N^-1/2 rule: the sum over N workers then respects ``clip_norm``).
-2. Momentum correction (memory): ``u = m u + g``, ``v = v + u``.
-3. Sparsify ``v``: the ``k`` largest entries, found by DGC's sampled threshold plus an
-   exact top-k among the candidates. During warm-up the density falls exponentially
-   (25%, 6.25%, 1.56%, ... down to the target) over ``warmup_steps`` steps.
+Algorithm, per bucket and step, for each parameter of the bucket:
+1. Local gradient clipping: scale the parameter's gradient so its norm is at most
+   ``clip_norm / sqrt(N)`` (the paper's N^-1/2 rule: the sum over N workers then respects
+   ``clip_norm``).
+2. Momentum correction (memory, keyed by parameter name): ``u = m u + g``, ``v = v + u``.
+3. Sparsify ``v``: the ``k`` largest entries, found by DGC's sampled threshold (sampled
+   with a generator seeded per (seed, rank, step, parameter)) plus an exact top-k among
+   the candidates. During warm-up the density falls exponentially (25%, 6.25%, 1.56%, ...
+   down to the target) over ``warmup_steps`` steps.
 4. Momentum-factor masking: clear ``u`` and ``v`` where entries were sent.
-5. All-gather (value, index) pairs, sum, divide by N.
+5. All-gather the bucket's (value, index) pairs, sum, divide by N.
+
+Why per parameter: clipping norms, top-k selections and a generator stream taken over
+whole buckets change with DDP's bucket layout, which differs between the first step of a
+process and the rest (so also right after a resume). Per parameter, a resumed run is
+exactly the uninterrupted one.
 
 On the wire: as ``topk`` (``k`` fp32 values and int32 indices per rank, all-gathered).
 Because the momentum is applied here, the optimizer must run *without* momentum:
@@ -29,8 +36,13 @@ import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
 from pactrain.baselines.communicator import allgather_sparse
-from pactrain.baselines.compressors import k_for, sampled_topk_compress
-from pactrain.baselines.memory import MomentumCorrectionMemory, bucket_layout
+from pactrain.baselines.compressors import (
+    SparseGradient,
+    k_for,
+    parameter_generator,
+    sampled_topk_compress,
+)
+from pactrain.baselines.memory import MomentumCorrectionMemory, ParameterNames
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.methods.topk import density_option
 
@@ -49,12 +61,15 @@ def warmup_density(step: int, target: float, warmup_steps: int) -> float:
 
 @dataclass
 class DGCState:
-    """Group, schedule, clipping, momentum memory, sampler and payload counter."""
+    """Group, parameter names, schedule, clipping, momentum memory, the sampler's seed
+    and rank, the step count (warm-up position, draws) and payload counter."""
 
     process_group: dist.ProcessGroup | None
+    names: ParameterNames
     density: float
     memory: MomentumCorrectionMemory
-    generator: torch.Generator
+    seed: int = 0
+    rank: int = 0
     clip_norm: float | None = 5.0
     warmup_steps: int = 5
     sample_fraction: float = 0.01
@@ -72,17 +87,21 @@ def clip_locally(flat: torch.Tensor, clip_norm: float | None, world: int) -> tor
 
 
 def dgc_hook(state: DGCState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    """Clip, correct momentum, sparsify, mask momentum, all-gather; result is the mean."""
+    """Per parameter: clip, correct momentum, sparsify, mask momentum; all-gather the
+    bucket's selections; the result is the mean."""
     world = dist.get_world_size(state.process_group)
-    flat, index = bucket.buffer(), bucket.index()
-    velocity = state.memory.compensate(
-        index, clip_locally(flat, state.clip_norm, world), bucket_layout(bucket.parameters())
-    )
+    flat = bucket.buffer()
     density = warmup_density(state.step, state.density, state.warmup_steps)
-    sparse = sampled_topk_compress(
-        velocity, k_for(flat.numel(), density), state.generator, state.sample_fraction
-    )
-    state.memory.update_sparse(index, sparse.indices)
+    parts = []
+    for slot in state.names.slots(bucket):
+        grad = clip_locally(flat[slot.offset:slot.offset + slot.numel], state.clip_norm, world)
+        velocity = state.memory.compensate(slot.name, grad)
+        sampler = parameter_generator(state.seed, state.rank, state.step, slot.index)
+        part = sampled_topk_compress(velocity, k_for(slot.numel, density), sampler,
+                                     state.sample_fraction)
+        state.memory.update_sparse(slot.name, part.indices)
+        parts.append((slot.offset, part))
+    sparse = SparseGradient.join(parts, flat.numel())
     if bucket.is_last():
         state.step += 1
         state.payload.end_step()
@@ -126,9 +145,11 @@ def make_dgc(
     clip = o.get("clip_norm", 5.0)
     state = DGCState(
         process_group=process_group,
+        names=ParameterNames(ddp_model),
         density=density_option(config),
         memory=MomentumCorrectionMemory(float(o.get("momentum", 0.9))),
-        generator=torch.Generator().manual_seed(config.seed * 7919 + config.rank),
+        seed=config.seed,
+        rank=config.rank,
         clip_norm=None if clip is None else float(clip),
         warmup_steps=int(o.get("warmup_steps", 5)),
         sample_fraction=float(o.get("sample_fraction", 0.01)),

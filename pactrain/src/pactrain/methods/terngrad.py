@@ -4,7 +4,12 @@ Algorithm, per bucket and step:
 1. Per tensor of the bucket, clip entries to ``clip_sigma`` standard deviations (2.5).
 2. Per tensor, the scale ``s = max |g|``, shared across workers by an all-reduce MAX
    (the paper's scaler sharing), so that every worker's codes mean the same thing.
-3. Code ``t = sign(g) * Bernoulli(|g| / s)`` in {-1, 0, 1} as int8 (unbiased: E[s t] = g).
+3. Code ``t = sign(g) * Bernoulli(|g| / s)`` in {-1, 0, 1} as int8 (unbiased: E[s t] = g;
+   :func:`pactrain.tiers.ternary_encode`, PacTrain's own ternary code). The uniform draws
+   of each tensor come from a generator seeded by (seed, rank, step, parameter)
+   (:func:`pactrain.baselines.compressors.draw_seed`): the same numbers reach the same
+   weights whatever DDP's bucket layout, so a resumed run (which starts in another
+   layout) repeats the uninterrupted one exactly, with only the step to checkpoint.
 4. All-reduce SUM of the int8 codes; the mean gradient is ``s * sum / N``.
 
 On the wire per rank and bucket: one fp32 scale per tensor, then one byte per entry
@@ -24,19 +29,35 @@ import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
 from pactrain.baselines.communicator import BucketSerializer, allreduce_ternary
-from pactrain.baselines.compressors import clip_to_sigma, ternarize
+from pactrain.baselines.compressors import clip_to_sigma, parameter_generator
+from pactrain.baselines.memory import BucketSlot, ParameterNames
 from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.tiers import ternary_encode
 
 
 @dataclass
 class TernGradState:
-    """Group, clipping bound, per-rank random generator and payload counter."""
+    """Group, parameter names, clipping bound, what seeds the draws (run seed, rank, step
+    count) and payload counter."""
 
     process_group: dist.ProcessGroup | None
-    generator: torch.Generator
+    names: ParameterNames
+    seed: int = 0
+    rank: int = 0
+    step: int = 0
     clip_sigma: float | None = 2.5
     payload: PayloadCounter = field(default_factory=PayloadCounter)
     serializer: BucketSerializer = field(default_factory=BucketSerializer)
+
+
+def uniform_draws(state: TernGradState, slots: tuple[BucketSlot, ...], numel: int
+                  ) -> torch.Tensor:
+    """U[0, 1) per entry of a bucket, drawn per parameter (see step 3 of the module doc)."""
+    out = torch.empty(numel, dtype=torch.float32)
+    for slot in slots:
+        generator = parameter_generator(state.seed, state.rank, state.step, slot.index)
+        out[slot.offset:slot.offset + slot.numel].uniform_(generator=generator)
+    return out
 
 
 def terngrad_hook(
@@ -45,16 +66,19 @@ def terngrad_hook(
     """Clip, share scales, ternarize, sum codes; the result is the mean gradient."""
     state.serializer.before()  # the codes' all-reduce is issued from a callback
     world = dist.get_world_size(state.process_group)
-    lengths = [g.numel() for g in bucket.gradients()]
+    slots = state.names.slots(bucket)
+    lengths = [slot.numel for slot in slots]
     flat = bucket.buffer()
     if state.clip_sigma is not None:
         flat = torch.cat([clip_to_sigma(seg, state.clip_sigma)
                           for seg in torch.split(flat, lengths)])
+    uniform = uniform_draws(state, slots, flat.numel())  # now: the step moves on below
     if bucket.is_last():
+        state.step += 1
         state.payload.end_step()
 
     def quantize(values: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-        return ternarize(values, scale, state.generator)
+        return ternary_encode(values, scale, uniform)
 
     fut = allreduce_ternary(flat, lengths, state.process_group, state.payload, quantize)
     return state.serializer.after(fut.then(lambda f: f.value().div_(world)))
@@ -77,6 +101,13 @@ class TernGradMethod:
     def summary(self) -> dict[str, Any]:
         return {"clip_sigma": self.state.clip_sigma, "bytes_per_entry": 1}
 
+    def state_dict(self) -> dict[str, Any]:
+        """The step count: with it the draws of every later step are determined."""
+        return {"step": self.state.step}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.state.step = int(state["step"])
+
 
 def make_terngrad(
     process_group: dist.ProcessGroup | None, ddp_model: Any, config: MethodConfig, tracker: Any
@@ -85,7 +116,9 @@ def make_terngrad(
     clip = config.options.get("clip_sigma", 2.5)
     return TernGradMethod(TernGradState(
         process_group=process_group,
-        generator=torch.Generator().manual_seed(config.seed * 7919 + config.rank),
+        names=ParameterNames(ddp_model),
+        seed=config.seed,
+        rank=config.rank,
         clip_sigma=None if clip is None else float(clip),
     ))
 

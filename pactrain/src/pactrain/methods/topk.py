@@ -1,13 +1,23 @@
 """`topk`: top-k sparsification with error feedback, exchanged by all-gather.
 
 Algorithm, per bucket and step:
-1. ``acc = g + residual`` (memory: :class:`pactrain.baselines.memory.ResidualMemory`).
-2. Keep the ``k = ceil(density * numel)`` entries of ``acc`` largest in magnitude.
+1. Per parameter of the bucket: ``acc = g + residual`` (memory:
+   :class:`pactrain.baselines.memory.ResidualMemory`, keyed by parameter name).
+2. Per parameter, keep the ``k = ceil(density * numel)`` entries of ``acc`` largest in
+   magnitude (layer-wise top-k, as GRACE compresses per tensor).
 3. ``residual = acc`` with the kept entries zeroed (what was not sent waits locally).
-4. All-gather the kept (value, index) pairs; every rank sums them and divides by N.
+4. All-gather the bucket's kept (value, index) pairs in one message; every rank sums them
+   and divides by N.
 
-On the wire: ``k`` fp32 values and ``k`` int32 indices per rank and bucket, all-gathered:
-the receive volume grows with N because each rank's indices differ.
+Why per parameter rather than over the whole bucket: a bucket-wide top-k picks different
+entries when DDP lays the buckets out differently (it rebuilds them after the first
+iteration of every process, so a resumed run's first step sees another layout); per
+parameter the selection, the residuals and hence a resumed run are exactly those of an
+uninterrupted one.
+
+On the wire: ``k`` fp32 values and ``k`` int32 indices per rank and bucket (``k`` summed
+over its parameters), all-gathered: the receive volume grows with N because each rank's
+indices differ.
 
 Options: ``density`` (default ``1 - config.sparsity``: the same fraction of entries that
 PacTrain keeps, so both send the same information per rank).
@@ -23,22 +33,25 @@ import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
 from pactrain.baselines.communicator import allgather_sparse
-from pactrain.baselines.compressors import k_for, topk_compress
-from pactrain.baselines.memory import ResidualMemory, bucket_layout
+from pactrain.baselines.compressors import SparseGradient, k_for, topk_compress
+from pactrain.baselines.memory import ParameterNames, ResidualMemory
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 
 
 @dataclass
 class TopKState:
-    """Group, density, error-feedback memory (``None`` disables it) and payload counter."""
+    """Group, parameter names, density, error-feedback memory (``None`` disables it) and
+    payload counter."""
 
     process_group: dist.ProcessGroup | None
+    names: ParameterNames
     density: float
     memory: ResidualMemory | None = field(default_factory=ResidualMemory)
     payload: PayloadCounter = field(default_factory=PayloadCounter)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"density": self.density, "memory": self.memory, "payload": self.payload}
+        return {"names": self.names, "density": self.density, "memory": self.memory,
+                "payload": self.payload}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.process_group = None
@@ -46,13 +59,18 @@ class TopKState:
 
 
 def topk_hook(state: TopKState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    """Compensate, select, remember the rest, all-gather; the result is the mean."""
-    flat, index = bucket.buffer(), bucket.index()
-    layout = bucket_layout(bucket.parameters())
-    acc = state.memory.compensate(index, flat, layout) if state.memory else flat
-    sparse = topk_compress(acc, k_for(flat.numel(), state.density))
-    if state.memory:
-        state.memory.update_sparse(index, acc, sparse.indices)
+    """Per parameter: compensate, select, remember the rest; all-gather the bucket's
+    selections; the result is the mean."""
+    flat = bucket.buffer()
+    parts = []
+    for slot in state.names.slots(bucket):
+        grad = flat[slot.offset:slot.offset + slot.numel]
+        acc = state.memory.compensate(slot.name, grad) if state.memory else grad
+        part = topk_compress(acc, k_for(slot.numel, state.density))
+        if state.memory:
+            state.memory.update_sparse(slot.name, acc, part.indices)
+        parts.append((slot.offset, part))
+    sparse = SparseGradient.join(parts, flat.numel())
     if bucket.is_last():
         state.payload.end_step()
     world = dist.get_world_size(state.process_group)
@@ -101,7 +119,8 @@ def make_topk(
 ) -> TopKMethod:
     """Factory registered as ``topk``."""
     memory = ResidualMemory() if config.error_feedback_or(True) else None
-    return TopKMethod(TopKState(process_group, density_option(config), memory))
+    return TopKMethod(TopKState(process_group, ParameterNames(ddp_model),
+                                density_option(config), memory))
 
 
 SPEC = register_method(MethodSpec(

@@ -17,6 +17,7 @@ buckets after the first iteration, and the link probe runs at start-up).
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,42 @@ def method_config(config: RunConfig, rank: int, world_size: int) -> MethodConfig
     )
 
 
+#: What a checkpoint must share with the run that resumes it: the model's weights and
+#: masks, every rank's method state and the pruning target only fit the run they came from.
+RESUME_MUST_MATCH: tuple[str, ...] = ("model", "method", "workers", "sparsity")
+
+
+def check_resumable(saved_config: str | None, config: RunConfig, world_size: int) -> None:
+    """Refuse to continue a checkpoint written by another kind of run.
+
+    Why: a method's state is per method and per rank, top-k sizes itself by the sparsity,
+    and the pruning schedule aims at it; loading another run's checkpoint would fail deep
+    inside a ``load_state_dict`` or, worse, quietly continue a different experiment.
+
+    Args:
+        saved_config: the checkpoint's ``"config"`` (the writer's RunConfig as JSON);
+            ``None`` (older checkpoints) skips the check.
+        config: this run; ``world_size`` is its actual group size.
+
+    Raises:
+        ValueError: naming each mismatch and the fix.
+    """
+    if saved_config is None:
+        return
+    saved = json.loads(saved_config)
+    this = {"model": config.model, "method": config.method, "workers": world_size,
+            "sparsity": config.sparsity}
+    wrong = [key for key in RESUME_MUST_MATCH if saved.get(key) != this[key]]
+    if wrong:
+        found = ", ".join(f"{key} {saved.get(key)!r} (this run: {this[key]!r})"
+                          for key in wrong)
+        fix = ", ".join(f"{key} {saved.get(key)!r}" for key in wrong)
+        raise ValueError(
+            f"checkpoint {config.resume} was written by a run with {found}; resume it with "
+            f"{fix}, or start a new run without resume"
+        )
+
+
 def _write_progress(path: str | None, step: int) -> None:
     if path:
         tmp = Path(path + ".tmp")
@@ -80,6 +117,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     checkpoint: dict[str, Any] | None = None
     if config.resume:
         checkpoint = torch.load(config.resume, map_location="cpu", weights_only=False)
+        check_resumable(checkpoint.get("config"), config, world_size)
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
         if tracker is not None:
