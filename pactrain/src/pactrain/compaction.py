@@ -42,7 +42,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -76,8 +76,6 @@ class BucketLayout:
         slots: (canonical parameter name, offset, numel) of each parameter, bucket order.
         kept_per_slot: kept entries of each slot (sizes of the per-parameter draws).
         slot_ids: canonical index of each slot's parameter (seeds its ternary draws).
-        lengths: ``kept_per_slot`` as an int64 tensor (segment lengths of the per-parameter
-            ternary scales; built once here, not per step).
         bounds: (start, end) of each slot in the compacted buffer.
     """
 
@@ -88,7 +86,6 @@ class BucketLayout:
     slots: tuple[tuple[str, int, int], ...] = ()
     kept_per_slot: tuple[int, ...] = ()
     slot_ids: tuple[int, ...] = ()
-    lengths: torch.Tensor = field(default_factory=lambda: torch.zeros(0, dtype=torch.int64))
     bounds: tuple[tuple[int, int], ...] = ()
 
 
@@ -121,7 +118,6 @@ def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: t
         slot_ids.append(canonical)
     return BucketLayout(key, buffer.numel(), flat.nonzero().squeeze(1), flat,
                         tuple(slots), tuple(kept_per_slot), tuple(slot_ids),
-                        torch.tensor(kept_per_slot, dtype=torch.int64),
                         _bounds(kept_per_slot))
 
 
@@ -129,6 +125,21 @@ def _bounds(lengths: list[int]) -> tuple[tuple[int, int], ...]:
     """(start, end) of consecutive segments of the given lengths."""
     ends = list(itertools.accumulate(lengths))
     return tuple(zip([0, *ends[:-1]], ends, strict=True))
+
+
+def slot_abs_max(values: torch.Tensor, bounds: tuple[tuple[int, int], ...]) -> torch.Tensor:
+    """``max |v|`` of each slot of a compacted buffer (0 for an empty slot).
+
+    Why not ``segment_reduce(values.abs(), "max", ...)``: on resnet18's 2.3 M kept entries
+    that took 10 ms per step (an ``abs`` copy plus a slow generic kernel); one
+    ``aminmax`` per slot reads each entry once and allocates nothing: under 1 ms.
+    """
+    out = torch.zeros(len(bounds), dtype=values.dtype, device=values.device)
+    for slot, (start, end) in enumerate(bounds):
+        if end > start:
+            low, high = torch.aminmax(values[start:end])
+            out[slot] = torch.maximum(high, low.neg())
+    return out
 
 
 def scale_slots(tensor: torch.Tensor, factors: torch.Tensor,
@@ -202,6 +213,7 @@ class CompactionState:
         self.layouts: dict[int, BucketLayout] = {}
         self.decisions: dict[int, tuple[tuple, int, TierDecision]] = {}
         self._draws: dict[int, torch.Tensor] = {}  # per bucket index, reused every step
+        self._gathered: dict[int, torch.Tensor] = {}  # likewise
         self._mask_names = {id(p): name for name, p in tracker.pruner.params.items()}
         named = model.named_parameters() if model is not None else tracker.pruner.params.items()
         self._canonical = {id(p): (i, name) for i, (name, p) in enumerate(named)}
@@ -249,6 +261,18 @@ class CompactionState:
             out[offset:offset + count].uniform_(generator=generator)
             offset += count
         return out
+
+    def gather(self, index: int, bucket: torch.Tensor, layout: BucketLayout) -> torch.Tensor:
+        """The kept entries of ``bucket``, in a buffer reused every step for this bucket
+        index (valid until the next call for it; DDP completes a bucket's future before
+        the next step's hook for it runs). Why reuse: a fresh 9 MB tensor per step costs
+        its page faults again (resnet18 at 80%: 7.6 ms fresh, 3.9 ms reused)."""
+        count = int(layout.kept.numel())
+        out = self._gathered.get(index)
+        if out is None or out.numel() != count or out.dtype != bucket.dtype:
+            out = torch.empty(count, dtype=bucket.dtype, device=bucket.device)
+            self._gathered[index] = out
+        return torch.index_select(bucket, 0, layout.kept, out=out)
 
     def decide(self, index: int, layout: BucketLayout) -> TierDecision:
         """The bucket's tier, recomputed when the layout or the policy changes."""
@@ -347,7 +371,7 @@ def send_dense(state: CompactionState, key: tuple[int, int], buffer: torch.Tenso
 def send_fp32(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
               layout: BucketLayout) -> torch.futures.Future:
     """Kept entries only, fp32: exactly the dense average of the masked gradient."""
-    values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "fp32")
+    values = _compensate(state, key, layout, state.gather(key[0], buffer, layout), "fp32")
     values.div_(state.world_size)
     return state.all_reduce(values).then(_scatter_back(buffer, layout.kept))
 
@@ -377,15 +401,15 @@ def _ternary_codes(state: CompactionState, key: tuple[int, int], buffer: torch.T
     The scales (4 bytes per parameter) are all-reduced and waited for here, so every rank
     issues its collectives in bucket order. Cost per step is a handful of passes over the
     k kept entries and no Python work per entry: per-parameter scales are one
-    ``segment_reduce`` over the cached slot lengths; the draws become thresholds
+    ``aminmax`` per slot (:func:`slot_abs_max`); the draws become thresholds
     ``u * scale`` in place (:func:`scale_slots`), and codes are ``sign(v)`` where
     ``|v| > u * scale`` (:func:`pactrain.tiers.ternary_codes`: the same rule as
     :func:`pactrain.tiers.ternary_encode`, whose scale is never 0 here unless the
     parameter's values are); the error-feedback residual is formed in place.
     """
-    values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), "ternary")
+    values = _compensate(state, key, layout, state.gather(key[0], buffer, layout), "ternary")
     uniform = state.uniform_draws(key[0], layout)
-    scales = torch.segment_reduce(values.abs(), "max", lengths=layout.lengths, initial=0.0)
+    scales = slot_abs_max(values, layout.bounds)
     state.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX, state.scale_group).wait()
     codes = ternary_codes(values, scale_slots(uniform, scales, layout.bounds))
     if state.error_feedback is not None:
