@@ -6,11 +6,11 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from pactrain.compaction import CompactionState, compaction_hook
+from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE
 from pactrain.masks import MaskTracker
 from pactrain.methods.dense import DenseState, dense_hook
 from pactrain.policy import FixedPolicy
 from pactrain.pruning import GradualPruner, PruningConfig
-from pactrain.tiers import MAX_TERNARY_WORLD_SIZE
 from pactrain.train.local_group import run_on_local_group
 
 

@@ -26,8 +26,12 @@ Algorithm of :func:`compaction_hook` for one bucket:
    are exactly zero) and return the bucket buffer.
 5. On the last bucket, close the step of the payload counter.
 
-What is counted as payload: the bytes of every tensor handed to a collective, per rank,
-before the ring factor 2(N-1)/N.
+Roles (GRACE, :mod:`pactrain.compression`): the codes, lanes, per-parameter scales and
+draws are pure compressors; residuals of lossy tiers live in a
+:class:`~pactrain.compression.memory.ResidualMemory` keyed by parameter name; every
+collective goes through the state's :class:`~pactrain.compression.communicator.Communicator`,
+which counts the payload (the bytes of every tensor handed to a collective, per rank,
+before the ring factor 2(N-1)/N), times it and tells the policy.
 
 Warnings:
 - Register before the first iteration (:func:`pactrain.methods.attach`).
@@ -37,9 +41,7 @@ Warnings:
   annotations`` in this module.
 """
 
-import itertools
 import logging
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,17 +51,24 @@ import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.masks import MaskTracker
-from pactrain.policy import AdaptivePolicy, FixedPolicy, TierDecision
-from pactrain.tiers import (
+from pactrain.compression.communicator import Communicator
+from pactrain.compression.compressors import (
     LOSSY_TIERS,
     LOW_PRECISION,
     MAX_TERNARY_WORLD_SIZE,
     TIERS,
-    ErrorFeedback,
+    Bounds,
     LanePacking,
+    check_int8_sum,
+    scale_slots,
+    segment_bounds,
+    slot_abs_max,
     ternary_codes,
+    uniform_draws,
 )
+from pactrain.compression.memory import BucketSlot, ParameterNames, ResidualMemory
+from pactrain.masks import MaskTracker
+from pactrain.policy import AdaptivePolicy, FixedPolicy, TierDecision
 
 LOG = logging.getLogger(__name__)
 
@@ -73,9 +82,9 @@ class BucketLayout:
         numel: entries in the bucket.
         kept: int64 flat positions of unpruned entries, ascending.
         flat_mask: bool mask over the whole bucket (True = kept).
-        slots: (canonical parameter name, offset, numel) of each parameter, bucket order.
+        slots: each parameter's canonical name and index and its place in the bucket,
+            bucket order (the key of its residual; the index seeds its ternary draws).
         kept_per_slot: kept entries of each slot (sizes of the per-parameter draws).
-        slot_ids: canonical index of each slot's parameter (seeds its ternary draws).
         bounds: (start, end) of each slot in the compacted buffer.
     """
 
@@ -83,76 +92,42 @@ class BucketLayout:
     numel: int
     kept: torch.Tensor
     flat_mask: torch.Tensor
-    slots: tuple[tuple[str, int, int], ...] = ()
+    slots: tuple[BucketSlot, ...] = ()
     kept_per_slot: tuple[int, ...] = ()
-    slot_ids: tuple[int, ...] = ()
-    bounds: tuple[tuple[int, int], ...] = ()
+    bounds: Bounds = ()
 
 
 def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: tuple,
-                 names: dict[int, tuple[int, str]]) -> BucketLayout:
+                 names: ParameterNames) -> BucketLayout:
     """Lay the parameters' masks out in bucket order (offsets read from the grad views).
 
-    ``names`` maps ``id(param)`` to its canonical (index, name) in the model, which keys
-    per-parameter state that must survive a change of bucket layout.
+    ``names`` gives each parameter its canonical (index, name) in the model, which keys
+    per-parameter state that must survive a change of bucket layout; a parameter it does
+    not know is named by its place in the bucket.
     """
     buffer = bucket.buffer()
     flat = torch.ones(buffer.numel(), dtype=torch.bool, device=buffer.device)
     base = buffer.data_ptr()
-    slots, kept_per_slot, slot_ids = [], [], []
+    slots, kept_per_slot, expected = [], [], 0
     for position, (param, grad) in enumerate(
             zip(bucket.parameters(), bucket.gradients(), strict=True)):
         offset = (grad.data_ptr() - base) // grad.element_size()
-        if offset < 0 or offset + grad.numel() > buffer.numel():
+        if offset != expected or offset + grad.numel() > buffer.numel():
             raise RuntimeError(
-                f"gradient of a parameter is not a view of bucket {bucket.index()}'s buffer; "
-                "this DDP version lays buckets out differently, which PacTrain does not support"
+                f"gradient of a parameter is not the next slice of bucket {bucket.index()}'s "
+                "buffer; this DDP version lays buckets out differently, which PacTrain does "
+                "not support"
             )
-        fallback = (-1 - position, f"bucket{bucket.index()}.{position}")
-        canonical, name = names.get(id(param), fallback)
+        expected += grad.numel()
+        canonical, name = names.find(param) or (-1 - position,
+                                                f"bucket{bucket.index()}.{position}")
         mask = masks.get(id(param))
         if mask is not None:
             flat[offset:offset + grad.numel()] = mask.reshape(-1).to(flat.device)
-        slots.append((name, offset, grad.numel()))
+        slots.append(BucketSlot(name, canonical, offset, grad.numel(), tuple(param.shape)))
         kept_per_slot.append(grad.numel() if mask is None else int(mask.sum()))
-        slot_ids.append(canonical)
     return BucketLayout(key, buffer.numel(), flat.nonzero().squeeze(1), flat,
-                        tuple(slots), tuple(kept_per_slot), tuple(slot_ids),
-                        _bounds(kept_per_slot))
-
-
-def _bounds(lengths: list[int]) -> tuple[tuple[int, int], ...]:
-    """(start, end) of consecutive segments of the given lengths."""
-    ends = list(itertools.accumulate(lengths))
-    return tuple(zip([0, *ends[:-1]], ends, strict=True))
-
-
-def slot_abs_max(values: torch.Tensor, bounds: tuple[tuple[int, int], ...]) -> torch.Tensor:
-    """``max |v|`` of each slot of a compacted buffer (0 for an empty slot).
-
-    Why not ``segment_reduce(values.abs(), "max", ...)``: on resnet18's 2.3 M kept entries
-    that took 10 ms per step (an ``abs`` copy plus a slow generic kernel); one
-    ``aminmax`` per slot reads each entry once and allocates nothing: under 1 ms.
-    """
-    out = torch.zeros(len(bounds), dtype=values.dtype, device=values.device)
-    for slot, (start, end) in enumerate(bounds):
-        if end > start:
-            low, high = torch.aminmax(values[start:end])
-            out[slot] = torch.maximum(high, low.neg())
-    return out
-
-
-def scale_slots(tensor: torch.Tensor, factors: torch.Tensor,
-                bounds: tuple[tuple[int, int], ...]) -> torch.Tensor:
-    """Multiply each slot of a compacted buffer in place by its factor; returns it.
-
-    Why a loop over slots: it is over parameters (tens), each iteration one vectorised
-    multiply of a view by a 0-d tensor (no sync); expanding the factors to one per entry
-    (``repeat_interleave``) would cost an extra allocation and pass over the kept entries.
-    """
-    for (start, end), factor in zip(bounds, factors, strict=True):
-        tensor[start:end].mul_(factor)
-    return tensor
+                        tuple(slots), tuple(kept_per_slot), segment_bounds(kept_per_slot))
 
 
 class CompactionState:
@@ -161,9 +136,10 @@ class CompactionState:
     Args:
         process_group: the group (``None``: default group).
         tracker: the mask tracker (masks and ``mask_version``).
-        world_size, rank, seed: the group's size, this rank, the run seed (seeds the
-            per-rank generator of ternary draws).
-        policy: :class:`FixedPolicy` or :class:`AdaptivePolicy`.
+        world_size, rank, seed: the group's size, this rank, the run seed (seed the
+            per-parameter ternary draws with the step count).
+        policy: :class:`FixedPolicy` or :class:`AdaptivePolicy`; it observes every
+            collective's size and duration (the link model's refresh).
         error_feedback: keep residuals of lossy tiers.
         model: the module whose parameters DDP buckets (names per-parameter state so a
             resumed run with another bucket layout continues identically); ``None``
@@ -188,39 +164,42 @@ class CompactionState:
             raise ValueError(f"unknown tier {policy.tier!r}; choose one of {TIERS}")
         if world_size > MAX_TERNARY_WORLD_SIZE:
             if isinstance(policy, FixedPolicy) and policy.tier == "ternary":
-                raise ValueError(
-                    f"the ternary tier sums int8 codes, which overflows above "
-                    f"{MAX_TERNARY_WORLD_SIZE} workers (world size {world_size}); use "
-                    "pactrain-fp16 or the adaptive pactrain method"
-                )
+                check_int8_sum(world_size, "use pactrain-fp16 or the adaptive pactrain method")
             if isinstance(policy, AdaptivePolicy) and "ternary" in policy.allowed:
                 LOG.warning("world size %d > %d: the adaptive policy will not use ternary",
                             world_size, MAX_TERNARY_WORLD_SIZE)
                 policy.allowed = tuple(t for t in policy.allowed if t != "ternary")
-        self.process_group = process_group
+        self.comm = Communicator(process_group, observer=policy.observe)
         self.scale_group = scale_group if scale_group is not None else process_group
         self.tracker = tracker
         self.world_size = world_size
         self.rank = rank
         self.seed = seed
         self.policy = policy
-        self.error_feedback = ErrorFeedback() if error_feedback else None
+        self.memory = ResidualMemory() if error_feedback else None
         self.packing = LanePacking.for_world(world_size)
         self.step = 0  # synchronized steps seen (seeds the ternary draws)
-        self.payload = PayloadCounter()
         self.tier_counts: dict[int, Counter] = {}
-        self.comm_seconds = 0.0
         self.layouts: dict[int, BucketLayout] = {}
         self.decisions: dict[int, tuple[tuple, int, TierDecision]] = {}
         self._draws: dict[int, torch.Tensor] = {}  # per bucket index, reused every step
         self._gathered: dict[int, torch.Tensor] = {}  # likewise
         self._mask_names = {id(p): name for name, p in tracker.pruner.params.items()}
-        named = model.named_parameters() if model is not None else tracker.pruner.params.items()
-        self._canonical = {id(p): (i, name) for i, (name, p) in enumerate(named)}
+        self._names = (ParameterNames(model) if model is not None
+                       else ParameterNames.of(tracker.pruner.params.items()))
+
+    @property
+    def process_group(self) -> Any:
+        return self.comm.process_group
+
+    @property
+    def payload(self) -> PayloadCounter:
+        return self.comm.payload
 
     # -- caches --------------------------------------------------------------------------
     def layout(self, bucket: dist.GradBucket) -> BucketLayout:
-        """The bucket's cached layout, rebuilt when its key changes."""
+        """The bucket's cached layout, rebuilt when its key changes (the residuals follow
+        their parameters by name, :class:`~pactrain.compression.memory.ResidualMemory`)."""
         params = bucket.parameters()
         key = (bucket.index(), bucket.buffer().numel(), tuple(id(p) for p in params),
                self.tracker.mask_version)
@@ -229,38 +208,24 @@ class CompactionState:
             return cached
         masks = {pid: self.tracker.pruner.masks[name]
                  for pid, name in self._mask_names.items()}
-        layout = build_layout(bucket, masks, key, self._canonical)
+        layout = build_layout(bucket, masks, key, self._names)
         self.layouts[bucket.index()] = layout
-        if self.error_feedback is not None:
-            if cached is not None and cached.slots != layout.slots:
-                # DDP rebuilt its buckets: move residuals to the parameters' new places
-                self.error_feedback.release((bucket.index(), cached.numel), cached.slots)
-            self.error_feedback.materialize((bucket.index(), layout.numel), layout.slots)
         return layout
 
     def uniform_draws(self, index: int, layout: BucketLayout) -> torch.Tensor:
-        """U[0,1) per kept entry, drawn per parameter from a generator seeded by (seed,
-        rank, step, parameter): the same numbers reach the same weights whatever the
-        bucket layout, which keeps a resumed run identical to an uninterrupted one.
-
-        Each parameter's draws are written in place into one buffer per bucket (reused
-        every step and valid until the next call for that bucket): seeding a generator
-        costs microseconds, the concatenation of per-parameter tensors it replaces cost
-        a full extra pass over the kept entries. The numbers are those of
-        ``torch.rand(count, generator=...)`` per parameter, as before.
+        """U[0,1) per kept entry, drawn per parameter
+        (:func:`~pactrain.compression.compressors.uniform_draws`: seeded by seed, rank,
+        step and parameter, so the same numbers reach the same weights whatever the bucket
+        layout, which keeps a resumed run identical to an uninterrupted one), in one
+        buffer per bucket reused every step (valid until the next call for that bucket).
         """
         total = int(layout.kept.numel())
         out = self._draws.get(index)
         if out is None or out.numel() != total:
             out = torch.empty(total, dtype=torch.float32)
             self._draws[index] = out
-        mixed = ((self.seed * 1_000_003 + self.rank) * 1_000_033 + self.step) * 4099
-        offset = 0
-        for canonical, count in zip(layout.slot_ids, layout.kept_per_slot, strict=True):
-            generator = torch.Generator().manual_seed((mixed + canonical) % (2 ** 63))
-            out[offset:offset + count].uniform_(generator=generator)
-            offset += count
-        return out
+        return uniform_draws(out, self.seed, self.rank, self.step,
+                             [slot.index for slot in layout.slots], layout.kept_per_slot)
 
     def gather(self, index: int, bucket: torch.Tensor, layout: BucketLayout) -> torch.Tensor:
         """The kept entries of ``bucket``, in a buffer reused every step for this bucket
@@ -288,33 +253,14 @@ class CompactionState:
         self.decisions[index] = (layout.key, self.policy.version, decision)
         return decision
 
-    # -- the communicator ----------------------------------------------------------------
-    def all_reduce(self, tensor: torch.Tensor, name: str = "all_reduce",
-                   op: Any = dist.ReduceOp.SUM, group: Any = None) -> torch.futures.Future:
-        """Launch one async all-reduce, count its payload and time it to completion."""
-        nbytes = tensor.numel() * tensor.element_size()
-        self.payload.add(nbytes, name)
-        start = time.perf_counter()
-        group = group if group is not None else self.process_group
-        future = dist.all_reduce(tensor, op=op, group=group, async_op=True).get_future()
-
-        def record(_: torch.futures.Future) -> None:
-            seconds = time.perf_counter() - start
-            self.comm_seconds += seconds
-            self.policy.observe(nbytes, seconds)
-
-        future.add_done_callback(record)
-        return future
-
     # -- checkpoint ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Masks, mask version, schedule position, residuals, link model, step counter."""
+        """Masks, mask version, schedule position, residuals per parameter name, link
+        model, step counter."""
         return {
             "tracker": self.tracker.state_dict(),
             "policy": self.policy.state_dict(),
-            "residuals": self.error_feedback.state_dict(
-                {(i, lay.numel): lay.slots for i, lay in self.layouts.items()})
-            if self.error_feedback else {},
+            "residuals": self.memory.state_dict()["residuals"] if self.memory else {},
             "step": self.step,
             "tier_counts": {i: dict(c) for i, c in self.tier_counts.items()},
         }
@@ -323,8 +269,8 @@ class CompactionState:
         """Restore :meth:`state_dict`; caches are rebuilt on the next call."""
         self.tracker.load_state_dict(state["tracker"])
         self.policy.load_state_dict(state["policy"])
-        if self.error_feedback is not None:
-            self.error_feedback.load_state_dict(state["residuals"])
+        if self.memory is not None:
+            self.memory.load_state_dict({"residuals": state["residuals"]})
         self.step = int(state["step"])
         self.tier_counts = {int(i): Counter(c) for i, c in state["tier_counts"].items()}
         self.layouts.clear()
@@ -347,53 +293,55 @@ def _scatter_back(buffer: torch.Tensor, kept: torch.Tensor,
     return scatter
 
 
-def _compensate(state: CompactionState, key: tuple[int, int], layout: BucketLayout,
+def _compensate(state: CompactionState, index: int, layout: BucketLayout,
                 values: torch.Tensor, tier: str) -> torch.Tensor:
     """Add a stored residual; lossless tiers deliver it and drop it."""
-    if state.error_feedback is None:
+    if state.memory is None:
         return values
-    values = state.error_feedback.compensate(key, layout.kept, values)
+    values = state.memory.compensate_kept(index, layout.slots, layout.kept, values)
     if tier not in LOSSY_TIERS:
-        state.error_feedback.drop(key)
+        state.memory.drop_bucket(index)
     return values
 
 
-def send_dense(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+def send_dense(state: CompactionState, index: int, buffer: torch.Tensor,
                layout: BucketLayout) -> torch.futures.Future:
     """Whole bucket in fp32, pruned entries zeroed (cheapest when little is pruned)."""
-    if state.error_feedback is not None and key in state.error_feedback.residuals:
-        buffer.index_add_(0, layout.kept,
-                          state.error_feedback.residuals.pop(key).index_select(0, layout.kept))
+    if state.memory is not None:
+        residual = state.memory.bucket_residual(index, layout.slots, buffer.device)
+        if residual is not None:
+            buffer.index_add_(0, layout.kept, residual.index_select(0, layout.kept))
+            state.memory.drop_bucket(index)
     buffer.mul_(layout.flat_mask).div_(state.world_size)
-    return state.all_reduce(buffer).then(lambda f: f.value()[0])
+    return state.comm.all_reduce(buffer).then(lambda f: f.value()[0])
 
 
-def send_fp32(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+def send_fp32(state: CompactionState, index: int, buffer: torch.Tensor,
               layout: BucketLayout) -> torch.futures.Future:
     """Kept entries only, fp32: exactly the dense average of the masked gradient."""
-    values = _compensate(state, key, layout, state.gather(key[0], buffer, layout), "fp32")
+    values = _compensate(state, index, layout, state.gather(index, buffer, layout), "fp32")
     values.div_(state.world_size)
-    return state.all_reduce(values).then(_scatter_back(buffer, layout.kept))
+    return state.comm.all_reduce(values).then(_scatter_back(buffer, layout.kept))
 
 
 def _send_low_precision(tier: str) -> Callable[..., torch.futures.Future]:
     dtype = LOW_PRECISION[tier]
 
-    def send(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+    def send(state: CompactionState, index: int, buffer: torch.Tensor,
              layout: BucketLayout) -> torch.futures.Future:
-        values = _compensate(state, key, layout, buffer.index_select(0, layout.kept), tier)
+        values = _compensate(state, index, layout, buffer.index_select(0, layout.kept), tier)
         sent = (values / state.world_size).to(dtype)
-        if state.error_feedback is not None:
+        if state.memory is not None:
             delivered = sent.to(torch.float32) * state.world_size
-            state.error_feedback.store(key, layout.numel, layout.kept, values - delivered)
-        return state.all_reduce(sent).then(_scatter_back(buffer, layout.kept))
+            state.memory.store_kept(index, layout.slots, layout.kept, values - delivered)
+        return state.comm.all_reduce(sent).then(_scatter_back(buffer, layout.kept))
 
     send.__name__ = f"send_{tier}"
     send.__doc__ = f"Kept entries divided by N, cast to {tier} (2 bytes each)."
     return send
 
 
-def _ternary_codes(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+def _ternary_codes(state: CompactionState, index: int, buffer: torch.Tensor,
                    layout: BucketLayout) -> tuple[torch.Tensor, torch.Tensor]:
     """Stochastic ternary codes of the kept entries under one group-wide MAX scale per
     parameter, and the per-parameter decode factors ``scale / N``.
@@ -401,21 +349,23 @@ def _ternary_codes(state: CompactionState, key: tuple[int, int], buffer: torch.T
     The scales (4 bytes per parameter) are all-reduced and waited for here, so every rank
     issues its collectives in bucket order. Cost per step is a handful of passes over the
     k kept entries and no Python work per entry: per-parameter scales are one
-    ``aminmax`` per slot (:func:`slot_abs_max`); the draws become thresholds
-    ``u * scale`` in place (:func:`scale_slots`), and codes are ``sign(v)`` where
-    ``|v| > u * scale`` (:func:`pactrain.tiers.ternary_codes`: the same rule as
-    :func:`pactrain.tiers.ternary_encode`, whose scale is never 0 here unless the
-    parameter's values are); the error-feedback residual is formed in place.
+    ``aminmax`` per slot (:func:`~pactrain.compression.compressors.slot_abs_max`); the
+    draws become thresholds ``u * scale`` in place
+    (:func:`~pactrain.compression.compressors.scale_slots`), and codes are ``sign(v)``
+    where ``|v| > u * scale`` (:func:`~pactrain.compression.compressors.ternary_codes`,
+    whose scale is never 0 here unless the parameter's values are); the error-feedback
+    residual is formed in place.
     """
-    values = _compensate(state, key, layout, state.gather(key[0], buffer, layout), "ternary")
-    uniform = state.uniform_draws(key[0], layout)
+    values = _compensate(state, index, layout, state.gather(index, buffer, layout), "ternary")
+    uniform = state.uniform_draws(index, layout)
     scales = slot_abs_max(values, layout.bounds)
-    state.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX, state.scale_group).wait()
+    state.comm.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX,
+                          state.scale_group).wait()
     codes = ternary_codes(values, scale_slots(uniform, scales, layout.bounds))
-    if state.error_feedback is not None:
+    if state.memory is not None:
         # what this rank meant minus what its codes deliver, computed in place
         values.sub_(scale_slots(codes.to(torch.float32), scales, layout.bounds))
-        state.error_feedback.store(key, layout.numel, layout.kept, values)
+        state.memory.store_kept(index, layout.slots, layout.kept, values)
     return codes, scales / state.world_size
 
 
@@ -432,24 +382,24 @@ def _decode_sums(buffer: torch.Tensor, layout: BucketLayout, factors: torch.Tens
     return decode
 
 
-def send_ternary(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+def send_ternary(state: CompactionState, index: int, buffer: torch.Tensor,
                  layout: BucketLayout) -> torch.futures.Future:
     """Ternary codes (:func:`_ternary_codes`) summed as int8: 1 byte per kept entry."""
-    codes, factors = _ternary_codes(state, key, buffer, layout)
-    return state.all_reduce(codes).then(
+    codes, factors = _ternary_codes(state, index, buffer, layout)
+    return state.comm.all_reduce(codes).then(
         _decode_sums(buffer, layout, factors, lambda f: f.value()[0]))
 
 
-def send_packed(state: CompactionState, key: tuple[int, int], buffer: torch.Tensor,
+def send_packed(state: CompactionState, index: int, buffer: torch.Tensor,
                 layout: BucketLayout) -> torch.futures.Future:
     """The same ternary codes as :func:`send_ternary`, packed into carry-free lanes of
-    int32 words (:class:`pactrain.tiers.LanePacking`) and summed by the ordinary int32
-    all-reduce: ``ceil(log2(2N+1))`` bits per kept entry (0.5 B for N <= 7). Decodes to
-    exactly what :func:`send_ternary` delivers for the same draws."""
-    codes, factors = _ternary_codes(state, key, buffer, layout)
+    int32 words (:class:`~pactrain.compression.compressors.LanePacking`) and summed by the
+    ordinary int32 all-reduce: ``ceil(log2(2N+1))`` bits per kept entry (0.5 B for
+    N <= 7). Decodes to exactly what :func:`send_ternary` delivers for the same draws."""
+    codes, factors = _ternary_codes(state, index, buffer, layout)
     packing = state.packing
     count = codes.numel()
-    return state.all_reduce(packing.pack(codes), "all_reduce_packed").then(
+    return state.comm.all_reduce(packing.pack(codes), "all_reduce_packed").then(
         _decode_sums(buffer, layout, factors, lambda f: packing.unpack(f.value()[0], count)))
 
 
@@ -478,8 +428,8 @@ def compaction_hook(state: CompactionState, bucket: dist.GradBucket,
     layout = state.layout(bucket)
     tier = state.decide(index, layout).tier
     state.tier_counts.setdefault(index, Counter())[tier] += 1
-    future = TIER_SENDERS[tier](state, (index, layout.numel), buffer, layout)
+    future = TIER_SENDERS[tier](state, index, buffer, layout)
     if bucket.is_last():
-        state.payload.end_step()
+        state.comm.end_step()
         state.step += 1
     return future

@@ -33,7 +33,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.tiers import LOSSY_TIERS, TIERS, LanePacking
+from pactrain.compression.compressors import LOSSY_TIERS, TIERS, LanePacking
 
 LOG = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pactrain.baselines.memory import BucketSlot, ParameterNames
+from pactrain.compression.memory import BucketSlot, ParameterNames
 from pactrain.methods import MethodConfig, get_method
 from pactrain.methods.powersgd import (
     PowerSGDMethod,

@@ -49,3 +49,36 @@ def test_pactrain_method_needs_the_tracker() -> None:
     with pytest.raises(ValueError, match="mask tracker"):
         get_method("pactrain-fp32").factory(None, nn.Linear(2, 2), MethodConfig(world_size=2),
                                             None)
+
+
+def _two_steps_of_every_method(rank: int, world_size: int) -> dict[str, tuple]:
+    """Each registered method runs two synchronized steps of a tiny model; its summary's
+    ``comm_s_per_step`` and payload steps."""
+    out = {}
+    for name in load_builtin_methods().names():
+        spec = get_method(name)
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 2))
+        tracker = None
+        if spec.uses_pruning:
+            tracker = MaskTracker(GradualPruner(model, PruningConfig(
+                final_sparsity=0.5, start_step=0, end_step=0, frequency=1)))
+            tracker.step(0)
+        ddp = DistributedDataParallel(model, bucket_cap_mb=0.0001)
+        config = MethodConfig(world_size=world_size, rank=rank, probe_link=False)
+        method = spec.factory(None, ddp, config, tracker)
+        attach(ddp, method)
+        for step in range(2):
+            ddp(torch.randn(2, 4, generator=torch.Generator().manual_seed(step))).sum().backward()
+        out[name] = (method.summary()["comm_s_per_step"], method.payload.steps,
+                     method.payload.total_bytes)
+    return out
+
+
+def test_every_method_reports_comm_seconds_per_step_the_same_way() -> None:
+    got = run_on_local_group(_two_steps_of_every_method, 2)[0]
+    assert set(got) == set(load_builtin_methods().names())
+    for name, (seconds, steps, nbytes) in got.items():
+        assert steps == 2, name
+        assert isinstance(seconds, float), (name, seconds)
+        assert (seconds == 0.0) == (nbytes == 0) == (name == "no-comm"), (name, seconds)

@@ -16,13 +16,17 @@ iteration::
 
 The factory returns an object following :class:`CommMethod`:
 
-- ``state``: the hook state, passed as ``state`` to ``register_comm_hook``.
+- ``state``: the hook state, passed as ``state`` to ``register_comm_hook``. It holds a
+  :class:`pactrain.compression.communicator.Communicator` (``state.comm``) through which
+  the hook launches (or, delegating to PyTorch's hooks, counts and times) its collectives.
 - ``hook``: ``(state, bucket) -> torch.futures.Future[torch.Tensor]``; it divides by the
   world size itself and fills ``payload``.
-- ``payload``: a :class:`pactrain.accounting.PayloadCounter`; the hook adds the bytes it
-  hands to each collective (per rank, before the ring factor 2(N-1)/N) and calls
-  ``end_step()`` on the bucket for which ``bucket.is_last()`` is true.
-- ``summary() -> dict``: JSON-ready facts for the result (e.g. tier counts per bucket).
+- ``payload``: a :class:`pactrain.accounting.PayloadCounter` (the communicator's); it holds
+  the bytes handed to each collective (per rank, before the ring factor 2(N-1)/N), and
+  the hook calls ``end_step()`` on the bucket for which ``bucket.is_last()`` is true.
+- ``summary() -> dict``: JSON-ready facts for the result (e.g. tier counts per bucket),
+  always with ``comm_s_per_step``: the communicator's launch-to-completion seconds of the
+  collectives per step (``None`` before the first step).
 - optional ``on_step_end(step)``: called by the training loop on every rank after each
   optimizer step (a safe point for small collectives, e.g. refreshing the link model).
 - optional ``state_dict()`` / ``load_state_dict(d)``: checkpointable state, no process group.

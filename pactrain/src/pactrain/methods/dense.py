@@ -4,16 +4,17 @@ The hook is ``torch.distributed.algorithms.ddp_comm_hooks.default_hooks.allreduc
 (divide by the world size, all-reduce the whole bucket in fp32). Pruning still runs and the
 training loop zeroes pruned gradients after the reduction, so the update equals what the
 compacted fp32 tier produces: the difference between the two is only the bytes sent.
-On the wire: every bucket, whole, in fp32.
+On the wire: every bucket, whole, in fp32. The state's
+:class:`~pactrain.compression.communicator.Communicator` counts it and times PyTorch's
+collective from launch to completion (``comm_s_per_step``), as for every method.
 
 (No ``from __future__ import annotations`` here: DDP checks the hook's annotations at
 runtime and rejects string annotations.)
 """
 
 
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import torch
@@ -21,41 +22,30 @@ import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 from pactrain.accounting import PayloadCounter
+from pactrain.compression.communicator import Communicator
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 
 
 @dataclass
 class DenseState:
-    """State of the dense hook: the group and the payload counter."""
+    """State of the dense hook: its communicator (group, payload, time)."""
 
-    process_group: dist.ProcessGroup | None
-    payload: PayloadCounter = field(default_factory=PayloadCounter)
-    comm_seconds: float = 0.0
+    process_group: InitVar[dist.ProcessGroup | None]
+    comm: Communicator = field(init=False)
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"payload": self.payload, "comm_seconds": self.comm_seconds}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.process_group = None
-        self.payload = state["payload"]
-        self.comm_seconds = state["comm_seconds"]
+    def __post_init__(self, process_group: dist.ProcessGroup | None) -> None:
+        self.comm = Communicator(process_group)
 
 
 def dense_hook(state: DenseState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    """Count the bucket's bytes, then delegate to PyTorch's ``allreduce_hook`` (timed from
-    launch to completion, like PacTrain's collectives, for ``comm_s_per_step``)."""
+    """Count the bucket's bytes, then delegate to PyTorch's ``allreduce_hook`` (timed by
+    the communicator)."""
+    comm = state.comm
     buffer = bucket.buffer()
-    state.payload.add(buffer.numel() * buffer.element_size(), "all_reduce")
+    comm.count(buffer.numel() * buffer.element_size())
     if bucket.is_last():
-        state.payload.end_step()
-    start = time.perf_counter()
-    future = default_hooks.allreduce_hook(state.process_group, bucket)
-
-    def record(_: torch.futures.Future) -> None:
-        state.comm_seconds += time.perf_counter() - start
-
-    future.add_done_callback(record)
-    return future
+        comm.end_step()
+    return comm.timed(lambda: default_hooks.allreduce_hook(comm.process_group, bucket))
 
 
 @dataclass
@@ -70,12 +60,10 @@ class DenseMethod:
 
     @property
     def payload(self) -> PayloadCounter:
-        return self.state.payload
+        return self.state.comm.payload
 
     def summary(self) -> dict[str, Any]:
-        steps = self.state.payload.steps
-        return {"tier_counts": {},
-                "comm_s_per_step": self.state.comm_seconds / steps if steps else None}
+        return {"tier_counts": {}, "comm_s_per_step": self.state.comm.seconds_per_step()}
 
 
 def make_dense(

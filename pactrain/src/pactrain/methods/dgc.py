@@ -10,7 +10,8 @@ Algorithm, per bucket and step, for each parameter of the bucket:
    the candidates. During warm-up the density falls exponentially (25%, 6.25%, 1.56%, ...
    down to the target) over ``warmup_steps`` steps.
 4. Momentum-factor masking: clear ``u`` and ``v`` where entries were sent.
-5. All-gather the bucket's (value, index) pairs, sum, divide by N.
+5. All-gather the bucket's (value, index) pairs
+   (:func:`pactrain.compression.communicator.allgather_sparse`), sum, divide by N.
 
 Why per parameter: clipping norms, top-k selections and a generator stream taken over
 whole buckets change with DDP's bucket layout, which differs between the first step of a
@@ -28,21 +29,21 @@ Options: ``density`` (default ``1 - sparsity``), ``momentum`` (0.9), ``clip_norm
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.baselines.communicator import allgather_sparse
-from pactrain.baselines.compressors import (
+from pactrain.compression.communicator import Communicator, allgather_sparse
+from pactrain.compression.compressors import (
     SparseGradient,
     k_for,
     parameter_generator,
     sampled_topk_compress,
 )
-from pactrain.baselines.memory import MomentumCorrectionMemory, ParameterNames
+from pactrain.compression.memory import MomentumCorrectionMemory, ParameterNames
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.methods.topk import density_option
 
@@ -61,10 +62,10 @@ def warmup_density(step: int, target: float, warmup_steps: int) -> float:
 
 @dataclass
 class DGCState:
-    """Group, parameter names, schedule, clipping, momentum memory, the sampler's seed
-    and rank, the step count (warm-up position, draws) and payload counter."""
+    """Parameter names, schedule, clipping, momentum memory, the sampler's seed and rank,
+    the step count (warm-up position, draws) and the communicator (group, payload, time)."""
 
-    process_group: dist.ProcessGroup | None
+    process_group: InitVar[dist.ProcessGroup | None]
     names: ParameterNames
     density: float
     memory: MomentumCorrectionMemory
@@ -74,7 +75,10 @@ class DGCState:
     warmup_steps: int = 5
     sample_fraction: float = 0.01
     step: int = 0
-    payload: PayloadCounter = field(default_factory=PayloadCounter)
+    comm: Communicator = field(init=False)
+
+    def __post_init__(self, process_group: dist.ProcessGroup | None) -> None:
+        self.comm = Communicator(process_group)
 
 
 def clip_locally(flat: torch.Tensor, clip_norm: float | None, world: int) -> torch.Tensor:
@@ -89,7 +93,7 @@ def clip_locally(flat: torch.Tensor, clip_norm: float | None, world: int) -> tor
 def dgc_hook(state: DGCState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """Per parameter: clip, correct momentum, sparsify, mask momentum; all-gather the
     bucket's selections; the result is the mean."""
-    world = dist.get_world_size(state.process_group)
+    world = state.comm.world_size
     flat = bucket.buffer()
     density = warmup_density(state.step, state.density, state.warmup_steps)
     parts = []
@@ -104,9 +108,8 @@ def dgc_hook(state: DGCState, bucket: dist.GradBucket) -> torch.futures.Future[t
     sparse = SparseGradient.join(parts, flat.numel())
     if bucket.is_last():
         state.step += 1
-        state.payload.end_step()
-    fut = allgather_sparse(sparse, state.process_group, state.payload)
-    return fut.then(lambda f: f.value().div_(world))
+        state.comm.end_step()
+    return allgather_sparse(state.comm, sparse).then(lambda f: f.value().div_(world))
 
 
 @dataclass
@@ -122,12 +125,13 @@ class DGCMethod:
 
     @property
     def payload(self) -> PayloadCounter:
-        return self.state.payload
+        return self.state.comm.payload
 
     def summary(self) -> dict[str, Any]:
         s = self.state
         return {"density": s.density, "momentum": s.memory.momentum, "clip_norm": s.clip_norm,
-                "warmup_steps": s.warmup_steps, "optimizer_momentum": self.optimizer_momentum}
+                "warmup_steps": s.warmup_steps, "optimizer_momentum": self.optimizer_momentum,
+                "comm_s_per_step": s.comm.seconds_per_step()}
 
     def state_dict(self) -> dict[str, Any]:
         return {"memory": self.state.memory.state_dict(), "step": self.state.step}

@@ -1,14 +1,15 @@
 """`fp16`: PyTorch's ``fp16_compress_hook`` (half-precision all-reduce), as a baseline.
 
 On the wire: every bucket, whole, in fp16 (2 bytes per entry), summed by all-reduce and
-divided by the world size; PyTorch casts the result back to fp32. No pruning.
+divided by the world size; PyTorch casts the result back to fp32. No pruning. Counted
+and timed by the state's :class:`~pactrain.compression.communicator.Communicator`.
 (``bf16_compress_hook`` is the bf16 sibling, but gloo refuses bf16 all-reduce, so on CPU
 only fp16 is offered.)
 """
 
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import torch
@@ -16,30 +17,29 @@ import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
 from pactrain.accounting import PayloadCounter
+from pactrain.compression.communicator import Communicator
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 
 
 @dataclass
 class Fp16State:
-    """The group and the payload counter (nothing else survives a step)."""
+    """Only the communicator (group, payload, time): nothing else survives a step."""
 
-    process_group: dist.ProcessGroup | None
-    payload: PayloadCounter = field(default_factory=PayloadCounter)
+    process_group: InitVar[dist.ProcessGroup | None]
+    comm: Communicator = field(init=False)
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"payload": self.payload}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.process_group = None
-        self.payload = state["payload"]
+    def __post_init__(self, process_group: dist.ProcessGroup | None) -> None:
+        self.comm = Communicator(process_group)
 
 
 def fp16_hook(state: Fp16State, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
-    """Count 2 bytes per entry, then delegate to PyTorch's ``fp16_compress_hook``."""
-    state.payload.add(bucket.buffer().numel() * 2, "all_reduce")
+    """Count 2 bytes per entry, then delegate to PyTorch's ``fp16_compress_hook`` (timed
+    by the communicator)."""
+    comm = state.comm
+    comm.count(bucket.buffer().numel() * 2)
     if bucket.is_last():
-        state.payload.end_step()
-    return default_hooks.fp16_compress_hook(state.process_group, bucket)
+        comm.end_step()
+    return comm.timed(lambda: default_hooks.fp16_compress_hook(comm.process_group, bucket))
 
 
 @dataclass
@@ -54,10 +54,10 @@ class Fp16Method:
 
     @property
     def payload(self) -> PayloadCounter:
-        return self.state.payload
+        return self.state.comm.payload
 
     def summary(self) -> dict[str, Any]:
-        return {"bytes_per_entry": 2}
+        return {"bytes_per_entry": 2, "comm_s_per_step": self.state.comm.seconds_per_step()}
 
 
 def make_fp16(

@@ -19,21 +19,23 @@ import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
+from pactrain.compression.communicator import Communicator
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 
 
 @dataclass
 class NoCommState:
-    """Only the payload counter (it counts steps; no bytes)."""
+    """Only a communicator that never talks: it counts steps, no bytes and no seconds
+    (so ``comm_s_per_step`` is 0, reported like every other method's)."""
 
-    payload: PayloadCounter = field(default_factory=PayloadCounter)
+    comm: Communicator = field(default_factory=Communicator)
 
 
 def no_comm_hook(state: NoCommState, bucket: dist.GradBucket,
                  ) -> torch.futures.Future[torch.Tensor]:
     """Return the local gradient unchanged, at once."""
     if bucket.is_last():
-        state.payload.end_step()
+        state.comm.end_step()
     future: torch.futures.Future[torch.Tensor] = torch.futures.Future()
     future.set_result(bucket.buffer())
     return future
@@ -51,10 +53,10 @@ class NoCommMethod:
 
     @property
     def payload(self) -> PayloadCounter:
-        return self.state.payload
+        return self.state.comm.payload
 
     def summary(self) -> dict[str, Any]:
-        return {"compute_floor": True}
+        return {"compute_floor": True, "comm_s_per_step": self.state.comm.seconds_per_step()}
 
 
 def make_no_comm(process_group: dist.ProcessGroup | None, ddp_model: Any,

@@ -1,5 +1,7 @@
 """`pactrain` (adaptive tiers) and the forced-tier variants `pactrain-fp32`, `-fp16`,
-`-bf16`, `-ternary` and `-packed`: pruning plus the compaction hook of :mod:`pactrain.compaction`.
+`-bf16`, `-ternary` and `-packed`: pruning plus the compaction hook of :mod:`pactrain.compaction`
+(its state's :class:`~pactrain.compression.communicator.Communicator` counts, times and
+tells the policy about every collective).
 
 On the wire: per bucket, the kept entries only (fp32, fp16/bf16, int8 ternary codes or the
 same codes packed into carry-free int32 lanes, plus one fp32 scale per parameter), or the
@@ -36,7 +38,7 @@ class PacTrainMethod:
 
     @property
     def payload(self) -> PayloadCounter:
-        return self.state.payload
+        return self.state.comm.payload
 
     def on_step_end(self, step: int) -> None:
         """Refresh the link model every ``refresh_every`` steps (a collective)."""
@@ -48,7 +50,6 @@ class PacTrainMethod:
         total: Counter = Counter()
         for counts in self.state.tier_counts.values():
             total.update(counts)
-        steps = self.state.payload.steps
         policy = self.state.policy
         return {
             "tier_counts": dict(total),
@@ -57,7 +58,7 @@ class PacTrainMethod:
             "decisions": {str(i): {"tier": d.tier, "numel": d.numel, "kept": d.kept}
                           for i, (_, _, d) in sorted(self.state.decisions.items())},
             "policy": policy.state_dict(),
-            "comm_s_per_step": self.state.comm_seconds / steps if steps else None,
+            "comm_s_per_step": self.state.comm.seconds_per_step(),
         }
 
     def state_dict(self) -> dict[str, Any]:

@@ -15,7 +15,9 @@ Options (``MethodConfig.options``): ``rank`` (default 4; ``powersgd`` only),
 True).
 ``batched_powerSGD_hook`` is not offered: it fails on CPU in torch 2.13.
 With several buckets on gloo, ``powerSGD_hook`` alone aborts with a collective mismatch
-(see :mod:`pactrain.baselines.communicator`); this wrapper serialises the buckets.
+(see :mod:`pactrain.compression.communicator`); this wrapper serialises the buckets.
+The state's :class:`~pactrain.compression.communicator.Communicator` counts the payload
+and times each bucket's collectives from the hook call to their completion.
 
 Checkpoints and resume (two parts, both needed for a bit-identical resume):
 
@@ -26,7 +28,7 @@ Checkpoints and resume (two parts, both needed for a bit-identical resume):
    layout: the error in bucket order; P and Q of the compressed tensors only, grouped by
    matrix shape in the order shapes first appear), and the hook lays them into whatever
    bucket each parameter is in before PyTorch reads it
-   (:class:`pactrain.baselines.memory.BucketPieces`). So the state survives any bucket
+   (:class:`pactrain.compression.memory.BucketPieces`). So the state survives any bucket
    layout. The numpy ``rng`` (it seeds Q when a bucket's memories are created) and
    ``iter`` are saved as they are.
 2. Replaying the checkpoint's buckets. A resumed process runs its first step in DDP's
@@ -58,8 +60,8 @@ import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
 
 from pactrain.accounting import PayloadCounter
-from pactrain.baselines.communicator import BucketSerializer
-from pactrain.baselines.memory import BucketPieces, BucketSlot, ParameterNames, Pieces
+from pactrain.compression.communicator import BucketSerializer, Communicator
+from pactrain.compression.memory import BucketPieces, BucketSlot, ParameterNames, Pieces
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 
 #: The matrix approximation rank of ``powersgd`` when ``options["rank"]`` is not given.
@@ -130,8 +132,8 @@ class ReplayBucket:
 
 @dataclass
 class PowerSGDWrapperState:
-    """PyTorch's state, our payload counter, and the per-parameter keeping of PyTorch's
-    per-bucket memories (see the module docstring).
+    """PyTorch's state, our communicator (payload, time; PyTorch's hook talks itself), and
+    the per-parameter keeping of PyTorch's per-bucket memories (see the module docstring).
 
     The payload is read off PyTorch's own bookkeeping: ``total_numel_after_compression``
     grows by exactly the entries sent (P, Q and the uncompressed tensors) when a bucket is
@@ -140,7 +142,7 @@ class PowerSGDWrapperState:
 
     inner: psgd.PowerSGDState
     names: ParameterNames
-    payload: PayloadCounter = field(default_factory=PayloadCounter)
+    comm: Communicator = field(default_factory=Communicator)
     serializer: BucketSerializer = field(default_factory=BucketSerializer)
     #: the checkpoint's buckets (index -> parameter names in bucket order), to replay
     saved_buckets: dict[int, tuple[str, ...]] = field(default_factory=dict)
@@ -192,7 +194,7 @@ def _delegate(state: PowerSGDWrapperState, bucket: Any,
             "this torch version changed the layout; update memory_pieces to match it"
         )
     sent = state.inner.total_numel_after_compression - before
-    state.payload.add((sent or bucket.buffer().numel()) * 4, "all_reduce")
+    state.comm.count((sent or bucket.buffer().numel()) * 4)
     return fut
 
 
@@ -225,7 +227,7 @@ def powersgd_hook(
     """Delegate to ``powerSGD_hook`` (with the bucket's memories laid out for it), or
     replay the checkpoint's buckets right after a resume (module docstring, part 2).
 
-    Buckets are serialised (:class:`pactrain.baselines.communicator.BucketSerializer`):
+    Buckets are serialised (:class:`pactrain.compression.communicator.BucketSerializer`):
     ``powerSGD_hook`` issues its P and Q all-reduces from future callbacks, and with more
     than one bucket gloo then sees a different collective order on different ranks. That
     also makes the re-laying safe: every earlier bucket's callbacks, which write the
@@ -234,9 +236,10 @@ def powersgd_hook(
     state.serializer.before()
     slots = state.names.slots(bucket)
     plan = state.replay_plan(slots)
-    fut = _replay(state, bucket, slots, plan) if plan else _delegate(state, bucket, slots)
+    fut = state.comm.timed(lambda: _replay(state, bucket, slots, plan) if plan
+                           else _delegate(state, bucket, slots))
     if bucket.is_last():
-        state.payload.end_step()
+        state.comm.end_step()
     return state.serializer.after(fut)
 
 
@@ -252,7 +255,7 @@ class PowerSGDMethod:
 
     @property
     def payload(self) -> PayloadCounter:
-        return self.state.payload
+        return self.state.comm.payload
 
     def summary(self) -> dict[str, Any]:
         inner = self.state.inner
@@ -263,6 +266,7 @@ class PowerSGDMethod:
                 inner.total_numel_before_compression / inner.total_numel_after_compression
                 if inner.total_numel_after_compression else 1.0
             ),
+            "comm_s_per_step": self.state.comm.seconds_per_step(),
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -317,7 +321,8 @@ def make_powersgd(
         warm_start=bool(options.get("warm_start", True)),
         random_seed=config.seed,
     )
-    return PowerSGDMethod(PowerSGDWrapperState(inner, ParameterNames(ddp_model)))
+    return PowerSGDMethod(PowerSGDWrapperState(inner, ParameterNames(ddp_model),
+                                               Communicator(process_group)))
 
 
 for _name, _rank, _description in (

@@ -5,12 +5,14 @@ Algorithm, per bucket and step:
 2. Per tensor, the scale ``s = max |g|``, shared across workers by an all-reduce MAX
    (the paper's scaler sharing), so that every worker's codes mean the same thing.
 3. Code ``t = sign(g) * Bernoulli(|g| / s)`` in {-1, 0, 1} as int8 (unbiased: E[s t] = g;
-   :func:`pactrain.tiers.ternary_encode`, PacTrain's own ternary code). The uniform draws
-   of each tensor come from a generator seeded by (seed, rank, step, parameter)
-   (:func:`pactrain.baselines.compressors.draw_seed`): the same numbers reach the same
-   weights whatever DDP's bucket layout, so a resumed run (which starts in another
-   layout) repeats the uninterrupted one exactly, with only the step to checkpoint.
-4. All-reduce SUM of the int8 codes; the mean gradient is ``s * sum / N``.
+   :func:`pactrain.compression.compressors.ternary_codes`, PacTrain's own ternary code).
+   The uniform draws of each tensor come from a generator seeded by (seed, rank, step,
+   parameter) (:func:`pactrain.compression.compressors.uniform_draws`, the draws of
+   PacTrain's ternary tier): the same numbers reach the same weights whatever DDP's bucket
+   layout, so a resumed run (which starts in another layout) repeats the uninterrupted
+   one exactly, with only the step to checkpoint.
+4. All-reduce SUM of the int8 codes; the mean gradient is ``s * sum / N``. Steps 2 to 4
+   are :func:`pactrain.compression.communicator.allreduce_ternary`.
 
 On the wire per rank and bucket: one fp32 scale per tensor, then one byte per entry
 (4x less than fp32), for every entry: there is no pruning, so nothing is skipped.
@@ -21,43 +23,48 @@ Options: ``clip_sigma`` (2.5; ``None`` disables).
 
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.baselines.communicator import BucketSerializer, allreduce_ternary
-from pactrain.baselines.compressors import clip_to_sigma, parameter_generator
-from pactrain.baselines.memory import BucketSlot, ParameterNames
+from pactrain.compression.communicator import (
+    BucketSerializer,
+    Communicator,
+    allreduce_ternary,
+)
+from pactrain.compression.compressors import clip_to_sigma, segment_bounds, uniform_draws
+from pactrain.compression.memory import BucketSlot, ParameterNames
 from pactrain.methods import MethodConfig, MethodSpec, register_method
-from pactrain.tiers import ternary_encode
 
 
 @dataclass
 class TernGradState:
-    """Group, parameter names, clipping bound, what seeds the draws (run seed, rank, step
-    count) and payload counter."""
+    """Parameter names, clipping bound, what seeds the draws (run seed, rank, step count)
+    and the communicator (group, payload, time)."""
 
-    process_group: dist.ProcessGroup | None
+    process_group: InitVar[dist.ProcessGroup | None]
     names: ParameterNames
     seed: int = 0
     rank: int = 0
     step: int = 0
     clip_sigma: float | None = 2.5
-    payload: PayloadCounter = field(default_factory=PayloadCounter)
     serializer: BucketSerializer = field(default_factory=BucketSerializer)
+    comm: Communicator = field(init=False)
+
+    def __post_init__(self, process_group: dist.ProcessGroup | None) -> None:
+        self.comm = Communicator(process_group)
 
 
-def uniform_draws(state: TernGradState, slots: tuple[BucketSlot, ...], numel: int
-                  ) -> torch.Tensor:
-    """U[0, 1) per entry of a bucket, drawn per parameter (see step 3 of the module doc)."""
-    out = torch.empty(numel, dtype=torch.float32)
-    for slot in slots:
-        generator = parameter_generator(state.seed, state.rank, state.step, slot.index)
-        out[slot.offset:slot.offset + slot.numel].uniform_(generator=generator)
-    return out
+def bucket_draws(state: TernGradState, slots: tuple[BucketSlot, ...], numel: int
+                 ) -> torch.Tensor:
+    """U[0, 1) per entry of a bucket, drawn per parameter (see step 3 of the module doc);
+    ``slots`` tile the bucket's ``numel`` entries in order."""
+    return uniform_draws(torch.empty(numel, dtype=torch.float32), state.seed, state.rank,
+                         state.step, [slot.index for slot in slots],
+                         [slot.numel for slot in slots])
 
 
 def terngrad_hook(
@@ -65,22 +72,18 @@ def terngrad_hook(
 ) -> torch.futures.Future[torch.Tensor]:
     """Clip, share scales, ternarize, sum codes; the result is the mean gradient."""
     state.serializer.before()  # the codes' all-reduce is issued from a callback
-    world = dist.get_world_size(state.process_group)
+    world = state.comm.world_size
     slots = state.names.slots(bucket)
     lengths = [slot.numel for slot in slots]
     flat = bucket.buffer()
     if state.clip_sigma is not None:
         flat = torch.cat([clip_to_sigma(seg, state.clip_sigma)
                           for seg in torch.split(flat, lengths)])
-    uniform = uniform_draws(state, slots, flat.numel())  # now: the step moves on below
+    uniform = bucket_draws(state, slots, flat.numel())  # now: the step moves on below
     if bucket.is_last():
         state.step += 1
-        state.payload.end_step()
-
-    def quantize(values: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
-        return ternary_encode(values, scale, uniform)
-
-    fut = allreduce_ternary(flat, lengths, state.process_group, state.payload, quantize)
+        state.comm.end_step()
+    fut = allreduce_ternary(state.comm, flat, segment_bounds(lengths), uniform)
     return state.serializer.after(fut.then(lambda f: f.value().div_(world)))
 
 
@@ -96,10 +99,11 @@ class TernGradMethod:
 
     @property
     def payload(self) -> PayloadCounter:
-        return self.state.payload
+        return self.state.comm.payload
 
     def summary(self) -> dict[str, Any]:
-        return {"clip_sigma": self.state.clip_sigma, "bytes_per_entry": 1}
+        return {"clip_sigma": self.state.clip_sigma, "bytes_per_entry": 1,
+                "comm_s_per_step": self.state.comm.seconds_per_step()}
 
     def state_dict(self) -> dict[str, Any]:
         """The step count: with it the draws of every later step are determined."""

@@ -2,12 +2,13 @@
 
 Algorithm, per bucket and step:
 1. Per parameter of the bucket: ``acc = g + residual`` (memory:
-   :class:`pactrain.baselines.memory.ResidualMemory`, keyed by parameter name).
+   :class:`pactrain.compression.memory.ResidualMemory`, keyed by parameter name).
 2. Per parameter, keep the ``k = ceil(density * numel)`` entries of ``acc`` largest in
    magnitude (layer-wise top-k, as GRACE compresses per tensor).
 3. ``residual = acc`` with the kept entries zeroed (what was not sent waits locally).
-4. All-gather the bucket's kept (value, index) pairs in one message; every rank sums them
-   and divides by N.
+4. All-gather the bucket's kept (value, index) pairs in one message
+   (:func:`pactrain.compression.communicator.allgather_sparse`); every rank sums them and
+   divides by N.
 
 Why per parameter rather than over the whole bucket: a bucket-wide top-k picks different
 entries when DDP lays the buckets out differently (it rebuilds them after the first
@@ -25,37 +26,32 @@ PacTrain keeps, so both send the same information per rank).
 
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.baselines.communicator import allgather_sparse
-from pactrain.baselines.compressors import SparseGradient, k_for, topk_compress
-from pactrain.baselines.memory import ParameterNames, ResidualMemory
+from pactrain.compression.communicator import Communicator, allgather_sparse
+from pactrain.compression.compressors import SparseGradient, k_for, topk_compress
+from pactrain.compression.memory import ParameterNames, ResidualMemory
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 
 
 @dataclass
 class TopKState:
-    """Group, parameter names, density, error-feedback memory (``None`` disables it) and
-    payload counter."""
+    """Parameter names, density, error-feedback memory (``None`` disables it) and the
+    communicator (group, payload, time)."""
 
-    process_group: dist.ProcessGroup | None
+    process_group: InitVar[dist.ProcessGroup | None]
     names: ParameterNames
     density: float
     memory: ResidualMemory | None = field(default_factory=ResidualMemory)
-    payload: PayloadCounter = field(default_factory=PayloadCounter)
+    comm: Communicator = field(init=False)
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"names": self.names, "density": self.density, "memory": self.memory,
-                "payload": self.payload}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.process_group = None
-        self.__dict__.update(state)
+    def __post_init__(self, process_group: dist.ProcessGroup | None) -> None:
+        self.comm = Communicator(process_group)
 
 
 def topk_hook(state: TopKState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
@@ -72,10 +68,9 @@ def topk_hook(state: TopKState, bucket: dist.GradBucket) -> torch.futures.Future
         parts.append((slot.offset, part))
     sparse = SparseGradient.join(parts, flat.numel())
     if bucket.is_last():
-        state.payload.end_step()
-    world = dist.get_world_size(state.process_group)
-    fut = allgather_sparse(sparse, state.process_group, state.payload)
-    return fut.then(lambda f: f.value().div_(world))
+        state.comm.end_step()
+    world = state.comm.world_size
+    return allgather_sparse(state.comm, sparse).then(lambda f: f.value().div_(world))
 
 
 @dataclass
@@ -90,10 +85,11 @@ class TopKMethod:
 
     @property
     def payload(self) -> PayloadCounter:
-        return self.state.payload
+        return self.state.comm.payload
 
     def summary(self) -> dict[str, Any]:
-        return {"density": self.state.density, "error_feedback": self.state.memory is not None}
+        return {"density": self.state.density, "error_feedback": self.state.memory is not None,
+                "comm_s_per_step": self.state.comm.seconds_per_step()}
 
     def state_dict(self) -> dict[str, Any]:
         return {"memory": self.state.memory.state_dict() if self.state.memory else None}

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import torch
 
-from pactrain.baselines.compressors import k_for
+from pactrain.compression.compressors import k_for
 
 CASE = Path(__file__).with_name("ddp_case.py")
 TENSORS = (64 * 64, 64, 64 * 8, 8)  # entries of the tiny model's parameters

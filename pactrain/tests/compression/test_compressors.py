@@ -1,15 +1,27 @@
-"""Ternary tiers: unbiased in expectation, int8 sums bounded, packed lanes carry-free;
-error feedback bookkeeping."""
+"""Compressors on their own: ternary codes unbiased in expectation, int8 sums bounded,
+packed lanes carry-free; per-slot scales; per-parameter draws; top-k selections."""
 
 import pytest
 import torch
 
-from pactrain.tiers import (
+from pactrain.compression.compressors import (
     MAX_TERNARY_WORLD_SIZE,
-    ErrorFeedback,
     LanePacking,
+    SparseGradient,
+    check_int8_sum,
+    clip_to_sigma,
+    draw_seed,
+    k_for,
+    parameter_generator,
+    sampled_topk_compress,
+    scale_slots,
+    segment_bounds,
+    slot_abs_max,
+    ternary_codes,
     ternary_decode,
     ternary_encode,
+    topk_compress,
+    uniform_draws,
     wire_bytes_per_entry,
 )
 
@@ -46,28 +58,6 @@ def test_codes_are_ternary_and_127_extreme_codes_fit_in_int8() -> None:
     assert ternary_encode(values, 0.0, torch.rand(5)).abs().sum() == 0
 
 
-def test_error_feedback_returns_what_was_dropped() -> None:
-    memory = ErrorFeedback()
-    kept = torch.tensor([0, 2, 5])
-    memory.store((0, 8), 8, kept, torch.tensor([0.5, -1.0, 2.0]))
-    values = memory.compensate((0, 8), kept, torch.ones(3))
-    assert values.tolist() == [1.5, 0.0, 3.0]
-    # a checkpoint stores residuals per parameter; a new layout (b before a) gets them back
-    saved = memory.state_dict({(0, 8): (("a", 0, 3), ("b", 3, 5))})
-    restored = ErrorFeedback()
-    restored.load_state_dict(saved)
-    restored.materialize((1, 8), (("b", 0, 5), ("a", 5, 3)))
-    assert restored.residuals[(1, 8)].tolist() == [0, 0, 2.0, 0, 0, 0.5, 0, -1.0]
-    assert not restored.pending
-    # DDP rebuilds its buckets: the residual follows its parameters to their new offsets
-    restored.release((1, 8), (("b", 0, 5), ("a", 5, 3)))
-    restored.materialize((0, 8), (("a", 0, 3), ("b", 3, 5)))
-    assert restored.residuals[(0, 8)].tolist() == [0.5, 0, -1.0, 0, 0, 2.0, 0, 0]
-    assert (1, 8) not in restored.residuals
-    memory.drop((0, 8))
-    assert memory.compensate((0, 8), kept, torch.ones(3)).tolist() == [1.0, 1.0, 1.0]
-
-
 @pytest.mark.parametrize("world_size", [1, 2, 3, 4, 7, 8, 15, 16, 127, 128])
 def test_packed_lanes_sum_without_carries_for_every_partial_sum(world_size: int) -> None:
     """Extreme codes (all +1 or all -1 on every rank) and random codes: every partial sum
@@ -101,3 +91,64 @@ def test_packed_lane_widths_and_bytes_per_entry() -> None:
     assert wire_bytes_per_entry("packed", 4) == 0.5 and wire_bytes_per_entry("ternary", 4) == 1
     with pytest.raises(ValueError, match="world size must be >= 1"):
         LanePacking.for_world(0)
+
+
+def test_one_world_size_limit_for_every_int8_sum_of_codes() -> None:
+    assert MAX_TERNARY_WORLD_SIZE == 127
+    check_int8_sum(127, "unused")
+    with pytest.raises(ValueError, match=r"overflows above 127 workers .*; use fp16"):
+        check_int8_sum(128, "use fp16")
+
+
+def test_slot_scales_code_like_per_entry_scales() -> None:
+    """Per-parameter scales applied per slot (PacTrain's tier, TernGrad) give the codes
+    and decoded values of :func:`ternary_encode` with the scales expanded per entry."""
+    generator = torch.Generator().manual_seed(4)
+    lengths = [5, 0, 7, 3]
+    values = torch.randn(15, generator=generator)
+    values[12:] = 0.0  # a parameter whose gradient is zero: scale 0, codes 0
+    bounds = segment_bounds(lengths)
+    assert bounds == ((0, 5), (5, 5), (5, 12), (12, 15))
+    scales = slot_abs_max(values, bounds)
+    assert scales[1] == 0 and scales[3] == 0
+    assert torch.equal(scales[[0, 2]], torch.stack([values[:5].abs().max(),
+                                                    values[5:12].abs().max()]))
+    uniform = torch.rand(15, generator=generator)
+    per_entry = torch.repeat_interleave(scales, torch.tensor(lengths))
+    codes = ternary_codes(values, scale_slots(uniform.clone(), scales, bounds))
+    assert torch.equal(codes, ternary_encode(values, per_entry, uniform))
+    assert torch.equal(scale_slots(codes.float(), scales, bounds), codes.float() * per_entry)
+
+
+def test_draws_are_per_parameter_streams_of_one_seed_formula() -> None:
+    out = uniform_draws(torch.empty(5), 3, 1, 7, [4, 9], [2, 3])
+    assert torch.equal(out[:2], torch.rand(2, generator=parameter_generator(3, 1, 7, 4)))
+    assert torch.equal(out[2:], torch.rand(3, generator=torch.Generator().manual_seed(
+        draw_seed(3, 1, 7, 9))))
+    assert draw_seed(3, 1, 8, 9) != draw_seed(3, 1, 7, 9) != draw_seed(3, 0, 7, 9)
+
+
+def test_k_for_rounds_up_and_refuses_bad_density() -> None:
+    assert k_for(10, 0.01) == 1 and k_for(1000, 0.2) == 200 and k_for(5, 1.0) == 5
+    with pytest.raises(ValueError, match="density"):
+        k_for(10, 0.0)
+
+
+def test_sampled_threshold_selects_the_exact_top_k() -> None:
+    g = torch.randn(50_000, generator=torch.Generator().manual_seed(0))
+    exact = set(topk_compress(g, 500).indices.tolist())
+    sampled = sampled_topk_compress(g, 500, torch.Generator().manual_seed(1))
+    assert set(sampled.indices.tolist()) == exact
+    assert torch.equal(sampled.to_dense()[sampled.indices], g[sampled.indices])
+
+
+def test_sparse_parts_join_at_their_offsets() -> None:
+    parts = [(0, topk_compress(torch.tensor([1.0, -3.0]), 1)),
+             (2, topk_compress(torch.tensor([0.5, 2.0, 0.0]), 1))]
+    joined = SparseGradient.join(parts, 5)
+    assert joined.to_dense().tolist() == [0.0, -3.0, 0.0, 2.0, 0.0]
+
+
+def test_sigma_clipping_bounds_outliers() -> None:
+    g = torch.cat([torch.zeros(99), torch.tensor([100.0])])
+    assert clip_to_sigma(g, 2.5).max() < 100.0

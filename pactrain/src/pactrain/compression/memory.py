@@ -1,4 +1,5 @@
-"""Memories: what a compressor leaves behind locally, to be added back next step.
+"""Memories: what a compressor leaves behind locally, to be added back next step (GRACE's
+memory). None of them communicate.
 
 Everything here is keyed by the parameter's canonical name in the model
 (``model.named_parameters()``), never by DDP bucket index or object id. Why: DDP rebuilds
@@ -8,16 +9,17 @@ after it), so a resumed run starts in another layout than the one the checkpoint
 written in, and ``id(param)`` differs in a new process. A memory keyed by either adds what
 it remembered to the wrong entries after a resume.
 
-- :class:`ParameterNames`: where each named parameter sits in a bucket (the hook's view).
-- :class:`ResidualMemory`, :class:`MomentumCorrectionMemory`: one tensor per parameter.
-- :class:`BucketPieces`: for state that its owner keeps per bucket (PyTorch's PowerSGD);
+- :class:`ParameterNames`, :class:`BucketSlot`: where each named parameter sits in a bucket.
+- :class:`ResidualMemory`: error feedback, one residual per parameter, used per parameter
+  (top-k) or laid out per bucket (PacTrain's compaction hook).
+- :class:`MomentumCorrectionMemory`: DGC's momentum and velocity per parameter.
+- :class:`BucketPieces`: for per-bucket state that someone else owns (PyTorch's PowerSGD);
   re-lays it when the bucket layout changes and checkpoints it per parameter.
-
-None of them communicate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import torch
@@ -56,21 +58,36 @@ class ParameterNames:
 
     def __init__(self, model: nn.Module) -> None:
         module = getattr(model, "module", model)
-        self._by_id = {id(p): (i, name) for i, (name, p) in enumerate(module.named_parameters())}
+        self._by_id = self._index(module.named_parameters())
+
+    @classmethod
+    def of(cls, named: Iterable[tuple[str, torch.Tensor]]) -> ParameterNames:
+        """Names from ``(name, parameter)`` pairs instead of a module (e.g. a pruner's)."""
+        names = cls.__new__(cls)
+        names._by_id = cls._index(named)
+        return names
+
+    @staticmethod
+    def _index(named: Iterable[tuple[str, torch.Tensor]]) -> dict[int, tuple[int, str]]:
+        return {id(p): (i, name) for i, (name, p) in enumerate(named)}
+
+    def find(self, param: torch.Tensor) -> tuple[int, str] | None:
+        """(index, name) of ``param``, or ``None`` if it is not one of these parameters."""
+        return self._by_id.get(id(param))
 
     def slots(self, bucket: dist.GradBucket) -> tuple[BucketSlot, ...]:
         """The bucket's parameters in bucket order, each with its slice of ``buffer()``
         (DDP lays a bucket's gradients out back to back in that order)."""
         slots, offset = [], 0
         for param in bucket.parameters():
-            try:
-                index, name = self._by_id[id(param)]
-            except KeyError:
+            found = self.find(param)
+            if found is None:
                 raise ValueError(
                     f"bucket {bucket.index()} holds a parameter that is not in the model the "
                     "method was made for; pass the DistributedDataParallel wrapper the hook "
                     "is registered on to the method factory"
-                ) from None
+                )
+            index, name = found
             slots.append(BucketSlot(name, index, offset, param.numel(), tuple(param.shape)))
             offset += param.numel()
         return tuple(slots)
@@ -87,16 +104,44 @@ def _check_named(kind: str, state: dict[Any, Any]) -> None:
         )
 
 
-class ResidualMemory:
-    """Error feedback (Seide et al. 2014; Stich et al. 2018): keep what was not sent.
+class _Laid(NamedTuple):
+    """A bucket's layout as the memory last saw it, and its flat residual (if any)."""
 
-    ``compensate`` returns ``g + residual``; ``update_sparse`` stores ``compensated`` with
-    the sent entries zeroed. Over steps, every dropped part of the gradient is applied.
+    slots: tuple[BucketSlot, ...]
+    flat: torch.Tensor | None
+
+
+class ResidualMemory:
+    """Error feedback (Seide et al. 2014; Stich et al. 2018): keep what was not delivered,
+    one residual per parameter name (:attr:`residuals`), added back next step.
+
+    Two views of the same residuals, one per kind of hook:
+
+    - Per parameter (top-k compresses each parameter on its own): :meth:`compensate`
+      returns ``g + residual``; :meth:`update_sparse` stores ``compensated`` with the sent
+      entries zeroed.
+    - Per bucket (PacTrain's compaction works on a bucket's kept entries at once):
+      :meth:`compensate_kept`, :meth:`store_kept`, :meth:`drop_bucket`. The bucket's
+      parameters' residuals are then views into one flat tensor in bucket coordinates, so
+      the hook adds and stores them with one vectorised op per bucket. Positions pruned
+      later are never read again, so a mask change needs no remapping.
+
+    A hook uses one view; the checkpoint (:meth:`state_dict`) is per name either way.
+
+    DDP's bucket rebuild and a resume: a bucket whose parameters differ from the last call
+    means DDP laid its buckets out anew. Then every bucket's layout is forgotten at once,
+    not only this one's, because a parameter may have moved into a bucket whose turn comes
+    before its old bucket's in the step (handling one bucket at a time lost its residual);
+    each bucket is laid out again from the per-name residuals on its next call. After
+    :meth:`load_state_dict` the residuals are per name with no bucket at all, and are laid
+    out the same way.
     """
 
     def __init__(self) -> None:
         self.residuals: dict[str, torch.Tensor] = {}
+        self._laid: dict[int, _Laid] = {}
 
+    # -- per parameter ---------------------------------------------------------------------
     def compensate(self, name: str, grad: torch.Tensor) -> torch.Tensor:
         """``grad`` plus the parameter's residual, as a new tensor (``grad`` is untouched)."""
         residual = self.residuals.get(name)
@@ -110,12 +155,94 @@ class ResidualMemory:
         residual[sent_indices] = 0.0
         self.residuals[name] = residual
 
+    # -- per bucket ------------------------------------------------------------------------
+    def bucket_residual(self, index: int, slots: tuple[BucketSlot, ...],
+                        device: torch.device) -> torch.Tensor | None:
+        """Bucket ``index``'s residual, flat in bucket coordinates, for its parameters
+        ``slots`` (``None``: none of them has one). Pass the same ``slots`` object every
+        step: an identical one is recognised without comparing its entries."""
+        laid = self._laid.get(index)
+        if laid is None or laid.slots is not slots:
+            laid = self._lay_out(index, slots, device)
+        return laid.flat
+
+    def compensate_kept(self, index: int, slots: tuple[BucketSlot, ...], kept: torch.Tensor,
+                        values: torch.Tensor) -> torch.Tensor:
+        """``values`` (the bucket's entries at ``kept``) plus their residual, in place."""
+        flat = self.bucket_residual(index, slots, values.device)
+        if flat is not None:
+            values.add_(flat.index_select(0, kept))
+        return values
+
+    def store_kept(self, index: int, slots: tuple[BucketSlot, ...], kept: torch.Tensor,
+                   error: torch.Tensor) -> None:
+        """Remember ``error`` (what was meant minus what was delivered) at ``kept``."""
+        flat = self.bucket_residual(index, slots, error.device)
+        if flat is None:
+            flat = self._bind(index, slots, torch.zeros(
+                _extent(slots), dtype=torch.float32, device=error.device))
+        flat.index_copy_(0, kept, error)
+
+    def drop_bucket(self, index: int) -> None:
+        """Forget bucket ``index``'s residuals (a lossless tier delivered them)."""
+        laid = self._laid.get(index)
+        if laid is None or laid.flat is None:
+            return
+        for slot in laid.slots:
+            self.residuals.pop(slot.name, None)
+        self._laid[index] = _Laid(laid.slots, None)
+
+    def _lay_out(self, index: int, slots: tuple[BucketSlot, ...],
+                 device: torch.device) -> _Laid:
+        laid = self._laid.get(index)
+        if laid is not None and laid.slots == slots:  # the same layout, a new tuple
+            laid = _Laid(slots, laid.flat)
+            self._laid[index] = laid
+            return laid
+        if laid is not None:
+            # DDP rebuilt its buckets: forget every bucket's layout (see the class doc).
+            # The per-name residuals stay valid: views keep their old flat tensors alive.
+            self._laid.clear()
+        if not any(slot.name in self.residuals for slot in slots):
+            laid = _Laid(slots, None)
+            self._laid[index] = laid
+            return laid
+        flat = torch.zeros(_extent(slots), dtype=torch.float32, device=device)
+        for slot in slots:
+            piece = self.residuals.get(slot.name)
+            if piece is None:
+                continue
+            if piece.numel() != slot.numel:
+                raise ValueError(
+                    f"the residual of {slot.name!r} has {piece.numel()} entries, the "
+                    f"parameter {slot.numel}: the checkpoint was written for another model; "
+                    "resume with the model it was written with"
+                )
+            flat[slot.offset:slot.offset + slot.numel] = piece.reshape(-1)
+        self._bind(index, slots, flat)
+        return self._laid[index]
+
+    def _bind(self, index: int, slots: tuple[BucketSlot, ...],
+              flat: torch.Tensor) -> torch.Tensor:
+        """Make each parameter's residual a view of ``flat``, the bucket's residual."""
+        for slot in slots:
+            self.residuals[slot.name] = flat[slot.offset:slot.offset + slot.numel]
+        self._laid[index] = _Laid(slots, flat)
+        return flat
+
+    # -- checkpoint ------------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         return {"residuals": {name: r.clone() for name, r in self.residuals.items()}}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         _check_named("residuals", state["residuals"])
         self.residuals = {name: r.clone() for name, r in state["residuals"].items()}
+        self._laid.clear()
+
+
+def _extent(slots: tuple[BucketSlot, ...]) -> int:
+    """Entries of the flat buffer the slots lie in (they tile it, in order)."""
+    return slots[-1].offset + slots[-1].numel if slots else 0
 
 
 class MomentumCorrectionMemory:
@@ -169,6 +296,10 @@ class BucketPieces:
     """Keeps a dict of per-bucket flat buffers that someone else owns (PyTorch's PowerSGD
     memories, keyed by bucket index) in step with DDP's bucket layout, and checkpoints it
     per parameter.
+
+    Why not :class:`ResidualMemory`'s views: the owner replaces its buffers (PowerSGD
+    assigns a new error tensor per bucket every step), so per-parameter views of them would
+    go stale; the pieces are cut out of the owner's buffers when the layout changes.
 
     Steps, called by the hook *before* the owner reads bucket ``index``'s buffer:
 

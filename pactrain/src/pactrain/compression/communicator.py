@@ -1,0 +1,216 @@
+"""The communicator: the only code of any method that calls collectives (GRACE's
+communicator).
+
+One :class:`Communicator` per hook state launches every collective (all-reduce SUM or
+MAX, all-gather), adds the bytes it hands over to a
+:class:`pactrain.accounting.PayloadCounter` (per rank, before the ring factor) and times
+it from launch to completion. So every method counts its payload and reports
+``comm_s_per_step`` the same way, and an observer (PacTrain's adaptive policy) sees each
+collective's size and duration. Hooks that delegate to PyTorch's own hooks (dense, fp16,
+PowerSGD) count with :meth:`Communicator.count` and time with :meth:`Communicator.timed`.
+
+Protocols built on it, and what goes on the wire per rank and bucket:
+
+- :func:`allgather_sparse`: ``k`` fp32 values and ``k`` int32 indices, packed into one
+  buffer of ``2k`` 32-bit words, all-gathered (every rank receives everybody's pairs and
+  sums them). Indices differ per rank, which is why top-k cannot use all-reduce; the
+  traffic grows with the number of workers: about ``(N-1) * 8k`` bytes received per rank.
+- :func:`allreduce_ternary`: one all-reduce MAX of the per-tensor scales (fp32, one per
+  tensor of the bucket), then one all-reduce SUM of the int8 codes (one byte per entry;
+  exact while ``N <= 127``).
+
+Ordering: gloo matches collectives by the order in which each rank issues them. A hook
+that issues a second collective from a future callback (the ternary codes after the
+scales; PyTorch's PowerSGD, its P and Q after the uncompressed tensors) races with the
+next bucket's first collective, issued by the autograd thread, and ranks can disagree on
+the order (gloo aborts: "Received data size doesn't match expected size").
+:class:`BucketSerializer` makes each bucket wait for the previous bucket's future before
+issuing anything, which keeps the order identical on every rank.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import torch
+import torch.distributed as dist
+
+from pactrain.accounting import PayloadCounter
+from pactrain.compression.compressors import (
+    Bounds,
+    SparseGradient,
+    check_int8_sum,
+    scale_slots,
+    slot_abs_max,
+    ternary_codes,
+)
+
+T = TypeVar("T")
+
+#: Told the payload bytes and launch-to-completion seconds of each collective.
+Observer = Callable[[int, float], None]
+
+
+class Communicator:
+    """Launches a hook's collectives, counts their payload and times them.
+
+    Args:
+        process_group: the group (``None``: the default group).
+        observer: called with ``(payload bytes, seconds)`` when a collective launched by
+            :meth:`all_reduce` or :meth:`all_gather` completes (e.g.
+            :meth:`pactrain.policy.AdaptivePolicy.observe`, which fits its link model).
+
+    Attributes:
+        payload: bytes handed to collectives, and completed steps (:meth:`end_step`).
+        seconds: launch-to-completion time of every collective, summed. Collectives in
+            flight together each count in full, so this is time spent waiting on the
+            network as each collective saw it, not wall-clock time.
+    """
+
+    def __init__(self, process_group: Any = None, observer: Observer | None = None) -> None:
+        self.process_group = process_group
+        self.observer = observer
+        self.payload = PayloadCounter()
+        self.seconds = 0.0
+
+    @property
+    def world_size(self) -> int:
+        return dist.get_world_size(self.process_group)
+
+    def all_reduce(self, tensor: torch.Tensor, name: str = "all_reduce",
+                   op: Any = dist.ReduceOp.SUM, group: Any = None,
+                   ) -> torch.futures.Future[list[torch.Tensor]]:
+        """Launch one async all-reduce of ``tensor`` in place (``group``: another group
+        than the communicator's, e.g. PacTrain's group of the ternary scales); the future's
+        value is ``[tensor]``."""
+        nbytes = tensor.numel() * tensor.element_size()
+        self.payload.add(nbytes, name)
+        group = group if group is not None else self.process_group
+        start = time.perf_counter()
+        future = dist.all_reduce(tensor, op=op, group=group, async_op=True).get_future()
+        return self._time(future, start, nbytes)
+
+    def all_gather(self, outputs: list[torch.Tensor], tensor: torch.Tensor,
+                   name: str = "all_gather") -> torch.futures.Future[Any]:
+        """Launch one async all-gather of ``tensor`` into ``outputs`` (one per rank)."""
+        nbytes = tensor.numel() * tensor.element_size()
+        self.payload.add(nbytes, name)
+        start = time.perf_counter()
+        future = dist.all_gather(outputs, tensor, group=self.process_group,
+                                 async_op=True).get_future()
+        return self._time(future, start, nbytes)
+
+    def count(self, nbytes: int, name: str = "all_reduce") -> None:
+        """Count ``nbytes`` handed to a collective that someone else launches."""
+        self.payload.add(nbytes, name)
+
+    def timed(self, launch: Callable[[], torch.futures.Future[T]]) -> torch.futures.Future[T]:
+        """Call ``launch`` (collectives someone else issues, e.g. PyTorch's own hooks) and
+        time it from now to the completion of the future it returns. The observer is not
+        told: ``launch`` may issue several collectives of unknown sizes."""
+        start = time.perf_counter()
+        return self._time(launch(), start, None)
+
+    def _time(self, future: torch.futures.Future[T], start: float,
+              nbytes: int | None) -> torch.futures.Future[T]:
+        def record(_: torch.futures.Future[T]) -> None:
+            seconds = time.perf_counter() - start
+            self.seconds += seconds
+            if nbytes is not None and self.observer is not None:
+                self.observer(nbytes, seconds)
+
+        future.add_done_callback(record)
+        return future
+
+    def end_step(self) -> None:
+        """Close one optimizer step (call on the bucket for which ``is_last()`` holds)."""
+        self.payload.end_step()
+
+    def seconds_per_step(self) -> float | None:
+        """Average :attr:`seconds` per completed step (``None`` before the first)."""
+        steps = self.payload.steps
+        return self.seconds / steps if steps else None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Counters only: a process group cannot be pickled, and the observer belongs to
+        whoever made this communicator (it passes one again after unpickling)."""
+        return {"payload": self.payload, "seconds": self.seconds}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.process_group = None
+        self.observer = None
+        self.payload = state["payload"]
+        self.seconds = state["seconds"]
+
+
+class BucketSerializer:
+    """Lets a bucket's collectives start only after the previous bucket's have finished.
+
+    Costs some overlap between communication and the rest of the backward pass, and buys
+    an identical collective order on every rank for hooks with chained collectives.
+    """
+
+    def __init__(self) -> None:
+        self._pending: torch.futures.Future | None = None
+
+    def before(self) -> None:
+        """Call at the top of the hook: wait for the previous bucket."""
+        if self._pending is not None:
+            self._pending.wait()
+            self._pending = None
+
+    def after(self, fut: torch.futures.Future) -> torch.futures.Future:
+        """Call with the hook's future before returning it."""
+        self._pending = fut
+        return fut
+
+    def __getstate__(self) -> dict:
+        return {}
+
+    def __setstate__(self, state: dict) -> None:
+        self._pending = None
+
+
+def allgather_sparse(comm: Communicator, sparse: SparseGradient,
+                     ) -> torch.futures.Future[torch.Tensor]:
+    """Start the all-gather of ``sparse``; the future gives the dense *sum* over ranks."""
+    if sparse.numel >= 2**31:
+        raise ValueError("buckets above 2**31 entries need int64 indices; lower bucket_cap_mb")
+    packed = torch.cat([sparse.values.float(), sparse.indices.to(torch.int32).view(torch.float32)])
+    gathered = [torch.empty_like(packed) for _ in range(comm.world_size)]
+    fut = comm.all_gather(gathered, packed)
+    k, numel = sparse.values.numel(), sparse.numel
+
+    def decode(_: torch.futures.Future) -> torch.Tensor:
+        dense = torch.zeros(numel, dtype=torch.float32)
+        for part in gathered:
+            dense.index_add_(0, part[k:].view(torch.int32).long(), part[:k])
+        return dense
+
+    return fut.then(decode)
+
+
+def allreduce_ternary(comm: Communicator, flat: torch.Tensor, bounds: Bounds,
+                      uniform: torch.Tensor) -> torch.futures.Future[torch.Tensor]:
+    """Two-collective ternary all-reduce; the future gives the *sum* of the dequantised codes.
+
+    1. Per segment (tensor of the bucket, ``bounds``), the local scale ``max |g|``;
+       all-reduce MAX, so every rank quantises with the same scale and codes can be summed.
+    2. Codes ``sign(g)`` where ``|g| > uniform * scale`` (the compressor's
+       :func:`~pactrain.compression.compressors.ternary_codes`; ``uniform`` is consumed);
+       all-reduce SUM of the int8 codes.
+    3. Dequantise: ``scale * summed_codes``.
+    """
+    check_int8_sum(comm.world_size, "use fp16 or top-k for larger groups")
+    scales = slot_abs_max(flat, bounds).float()
+    fut = comm.all_reduce(scales, op=dist.ReduceOp.MAX)
+
+    def quantize_and_sum(done: torch.futures.Future) -> torch.Tensor:
+        shared = done.value()[0]
+        codes = ternary_codes(flat, scale_slots(uniform, shared, bounds))
+        summed = comm.all_reduce(codes).wait()[0]
+        return scale_slots(summed.float(), shared, bounds)
+
+    return fut.then(quantize_and_sum)

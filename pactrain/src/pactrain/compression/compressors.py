@@ -1,0 +1,355 @@
+"""Compressors: pure functions from gradients to what is sent, and back (GRACE's compressor).
+
+Nothing here talks to other ranks or keeps state between calls; randomness comes in as
+draws or generators seeded by :func:`draw_seed`, so results are reproducible per rank,
+step and parameter. PacTrain's tiers and the baselines share every function: TernGrad's
+codes are PacTrain's ternary codes, DGC's sampled selection falls back to top-k.
+
+PacTrain's tiers and what one kept entry costs on the wire (bytes per rank, before the
+ring factor):
+
+======== ===== =====================================================================
+tier     bytes what is all-reduced
+======== ===== =====================================================================
+dense    4     the whole bucket in fp32 (pruned positions are zeros)
+fp32     4     the kept entries only, fp32
+fp16     2     the kept entries, fp16 (divided by N first, so the sum cannot overflow)
+bf16     2     the kept entries, bf16
+ternary  1     int8 codes in {-1, 0, 1} summed as int8 (|sum| <= N <= 127), plus one
+               fp32 scale per parameter all-reduced with MAX before (4 bytes each)
+packed   w/8   the same ternary codes, packed into carry-free ``w``-bit lanes of int32
+               words (:class:`LanePacking`; ``w = ceil(log2(2N+1))``: 0.5 B for
+               N <= 7, 0.4 B for N <= 3), plus the same per-parameter scales
+======== ===== =====================================================================
+
+Ternary is stochastic and unbiased: with shared scale ``s >= max|v|``, code ``t = sign(v)``
+with probability ``|v|/s`` and 0 otherwise, so ``E[s * t] = v``. The scale is per parameter
+(as in TernGrad's per-layer scaling): one scale for a whole bucket would let its largest
+layer's gradients drown the others' in variance.
+
+Sparse selections (top-k, DGC) send ``k`` (value, index) pairs: :class:`SparseGradient`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+# -- PacTrain's tiers ----------------------------------------------------------------------
+
+#: Tiers in order of bytes per kept entry (most to fewest).
+TIERS: tuple[str, ...] = ("dense", "fp32", "fp16", "bf16", "ternary", "packed")
+#: Bytes per transmitted entry of each tier at a given world size.
+WIRE_BYTES: dict[str, int] = {"dense": 4, "fp32": 4, "fp16": 2, "bf16": 2, "ternary": 1}
+#: Tiers whose averaged gradient differs from the exact average.
+LOSSY_TIERS: frozenset[str] = frozenset({"fp16", "bf16", "ternary", "packed"})
+LOW_PRECISION: dict[str, torch.dtype] = {"fp16": torch.float16, "bf16": torch.bfloat16}
+
+
+def wire_bytes_per_entry(tier: str, world_size: int) -> float:
+    """Payload bytes of one kept entry under ``tier`` (before the ring factor)."""
+    if tier == "packed":
+        return LanePacking.for_world(world_size).bytes_per_entry
+    return float(WIRE_BYTES[tier])
+
+
+# -- ternary codes ---------------------------------------------------------------------------
+
+#: Largest world size whose int8 sum of ternary codes cannot overflow (PacTrain's ternary
+#: tier and TernGrad alike).
+MAX_TERNARY_WORLD_SIZE = torch.iinfo(torch.int8).max
+
+
+def check_int8_sum(world_size: int, fix: str) -> None:
+    """Refuse to sum ternary codes as int8 over more ranks than int8 can count.
+
+    Raises:
+        ValueError: above :data:`MAX_TERNARY_WORLD_SIZE` ranks, with ``fix`` as the advice.
+    """
+    if world_size > MAX_TERNARY_WORLD_SIZE:
+        raise ValueError(
+            f"ternary codes are summed as int8, which overflows above "
+            f"{MAX_TERNARY_WORLD_SIZE} workers (world size {world_size}); {fix}"
+        )
+
+
+def ternary_encode(values: torch.Tensor, scale: torch.Tensor | float,
+                   uniform: torch.Tensor) -> torch.Tensor:
+    """Stochastic ternary codes of ``values`` under ``scale`` (int8 in {-1, 0, 1}).
+
+    Code ``sign(v)`` where ``uniform * scale < |v|`` (i.e. with probability ``|v|/scale``),
+    else 0. Written as two comparisons against the threshold ``uniform * scale`` rather than
+    a division, ``sign`` and a float product: this runs on every kept entry of every bucket
+    each step, and the comparison form makes one float temporary instead of four.
+
+    Args:
+        values: fp32 entries, ``|values| <= scale``.
+        scale: the shared scale, one number or one per entry (the group's max |value| of
+            the entry's parameter); where it is 0 the code is 0.
+        uniform: U[0, 1) draws, one per entry (drawn by the caller so the stream is
+            deterministic in bucket order).
+    """
+    if not isinstance(scale, torch.Tensor):
+        if scale <= 0:
+            return torch.zeros(values.shape, dtype=torch.int8, device=values.device)
+        threshold = uniform * scale
+    else:
+        scale = scale.to(values.dtype)
+        threshold = (uniform * scale).masked_fill_(scale <= 0, float("inf"))
+    return ternary_codes(values, threshold)
+
+
+def ternary_codes(values: torch.Tensor, threshold: torch.Tensor) -> torch.Tensor:
+    """``sign(v)`` where ``|v| > threshold`` else 0, as int8; ``threshold`` (``uniform *
+    scale``, non-negative) is consumed (negated in place).
+
+    The core of :func:`ternary_encode`, for callers that form ``uniform * scale`` cheaper
+    themselves (per parameter in place, :func:`scale_slots`, without expanding the scales
+    to one per entry). A zero threshold is safe only where the values are zero too, as
+    with a scale that is the group's max |v|.
+    """
+    codes = (values > threshold).to(torch.int8)
+    return codes.sub_((values < threshold.neg_()).to(torch.int8))
+
+
+def ternary_decode(summed: torch.Tensor, scale: torch.Tensor | float,
+                   world_size: int) -> torch.Tensor:
+    """Average of the ranks' ternary values: ``sum of codes * scale / world_size``."""
+    return summed.to(torch.float32) * (torch.as_tensor(scale, dtype=torch.float32) / world_size)
+
+
+@dataclass(frozen=True)
+class LanePacking:
+    """Ternary codes of N ranks packed so that an ordinary int32 SUM all-reduce adds them
+    lane by lane, with no carry from one lane into the next.
+
+    Why it works: N codes in {-1, 0, 1} sum to [-N, N], ``2N + 1`` values, which fit
+    ``width = ceil(log2(2N + 1))`` bits. Every lane but the top one carries the code
+    offset by +1 (in {0, 1, 2}); a lane's sum over any subset of ranks is then at most
+    ``2N <= 2**width - 1``, so it never spills into its neighbour, and the partial sums a
+    ring reduce-scatter forms are as safe as the total. The top lane carries the raw
+    signed code: its sum ``t`` in [-N, N] makes the word ``t * 2**s + low`` with
+    ``0 <= low < 2**s`` (``s`` = bits below the top lane), which stays inside int32 for
+    every partial sum, so the all-reduce never overflows (no reliance on wrap-around of
+    signed integers) and an arithmetic right shift by ``s`` recovers ``t`` exactly.
+    ``lanes = floor(32 / width)``: 8 lanes (0.5 B per entry) for N <= 7, 10 lanes for
+    N <= 3, 6 for N <= 15, down to 1 lane (4 B) only above 2**30 ranks.
+
+    Layout: entry ``i`` of ``count`` sits in word ``i % words``, lane ``i // words``, so
+    each lane is one contiguous slice of the codes (packing and unpacking are ``lanes``
+    vectorised passes, no per-entry Python).
+
+    Attributes:
+        world_size: ranks whose codes are summed.
+        width: bits per lane.
+        lanes: lanes per int32 word.
+    """
+
+    world_size: int
+    width: int
+    lanes: int
+
+    @classmethod
+    def for_world(cls, world_size: int) -> LanePacking:
+        """The narrowest lanes that hold a sum of ``world_size`` ternary codes."""
+        if world_size < 1:
+            raise ValueError(f"world size must be >= 1, got {world_size}")
+        width = max(2, math.ceil(math.log2(2 * world_size + 1)))
+        if width > 32:
+            raise ValueError(f"{world_size} ranks need {width}-bit lanes, more than an "
+                             "int32 word; use the fp16 tier")
+        return cls(world_size, width, 32 // width)
+
+    @property
+    def bytes_per_entry(self) -> float:
+        return 4.0 / self.lanes
+
+    def words_for(self, count: int) -> int:
+        """int32 words that carry ``count`` codes."""
+        return -(-count // self.lanes)
+
+    def pack(self, codes: torch.Tensor) -> torch.Tensor:
+        """int8 codes in {-1, 0, 1} -> int32 words (``words_for(len(codes))`` of them)."""
+        count = codes.numel()
+        words = self.words_for(count)
+        lanes = torch.zeros(self.lanes * words, dtype=torch.int32, device=codes.device)
+        lanes[:count] = codes
+        lanes = lanes.view(self.lanes, words)
+        lanes[:-1] += 1  # offset codes; the top lane stays signed
+        packed = lanes[-1] * (1 << self.width * (self.lanes - 1))
+        for lane in range(self.lanes - 1):
+            packed.add_(lanes[lane] << self.width * lane)
+        return packed
+
+    def unpack(self, summed: torch.Tensor, count: int) -> torch.Tensor:
+        """Summed int32 words -> the ``count`` sums of codes (int32, in [-N, N])."""
+        words = summed.numel()
+        out = torch.empty(self.lanes, words, dtype=torch.int32, device=summed.device)
+        field_mask = (1 << self.width) - 1
+        for lane in range(self.lanes - 1):
+            torch.bitwise_and(summed >> self.width * lane, field_mask, out=out[lane])
+        out[:-1] -= self.world_size
+        torch.bitwise_right_shift(summed, self.width * (self.lanes - 1), out=out[-1])
+        return out.view(-1)[:count]
+
+
+# -- per-parameter slots of a flat buffer ------------------------------------------------------
+
+#: (start, end) of each parameter's slot in a flat buffer (a bucket or its compacted entries).
+Bounds = tuple[tuple[int, int], ...]
+
+
+def segment_bounds(lengths: Iterable[int]) -> Bounds:
+    """(start, end) of consecutive segments of the given lengths."""
+    lengths = list(lengths)
+    ends = list(itertools.accumulate(lengths))
+    return tuple(zip([0, *ends[:-1]], ends, strict=True))
+
+
+def slot_abs_max(values: torch.Tensor, bounds: Bounds) -> torch.Tensor:
+    """``max |v|`` of each slot of a flat buffer (0 for an empty slot): the per-parameter
+    ternary scales, before the group agrees on their MAX.
+
+    Why not ``segment_reduce(values.abs(), "max", ...)``: on resnet18's 2.3 M kept entries
+    that took 10 ms per step (an ``abs`` copy plus a slow generic kernel); one
+    ``aminmax`` per slot reads each entry once and allocates nothing: under 1 ms.
+    """
+    out = torch.zeros(len(bounds), dtype=values.dtype, device=values.device)
+    for slot, (start, end) in enumerate(bounds):
+        if end > start:
+            low, high = torch.aminmax(values[start:end])
+            out[slot] = torch.maximum(high, low.neg())
+    return out
+
+
+def scale_slots(tensor: torch.Tensor, factors: torch.Tensor, bounds: Bounds) -> torch.Tensor:
+    """Multiply each slot of a flat buffer in place by its factor; returns it.
+
+    Why a loop over slots: it is over parameters (tens), each iteration one vectorised
+    multiply of a view by a 0-d tensor (no sync); expanding the factors to one per entry
+    (``repeat_interleave``) would cost an extra allocation and pass over the entries.
+    """
+    for (start, end), factor in zip(bounds, factors, strict=True):
+        tensor[start:end].mul_(factor)
+    return tensor
+
+
+# -- random draws --------------------------------------------------------------------------
+
+def draw_seed(seed: int, rank: int, step: int, parameter: int) -> int:
+    """Seed of one parameter's random draws at one step on one rank.
+
+    Why not one generator per rank: its stream is consumed in bucket order, so after DDP
+    rebuilds its buckets, or when a resumed run starts in another bucket layout, the same
+    numbers land on other parameters; and its state would have to be checkpointed. A seed
+    derived from (run seed, rank, step, parameter index) gives every parameter the same
+    numbers whatever the layout, and only the step count needs to survive a resume.
+    """
+    mixed = ((seed * 1_000_003 + rank) * 1_000_033 + step) * 4099
+    return (mixed + parameter) % (2 ** 63)
+
+
+def parameter_generator(seed: int, rank: int, step: int, parameter: int) -> torch.Generator:
+    """A fresh generator seeded by :func:`draw_seed` (microseconds to make)."""
+    return torch.Generator().manual_seed(draw_seed(seed, rank, step, parameter))
+
+
+def uniform_draws(out: torch.Tensor, seed: int, rank: int, step: int,
+                  parameters: Iterable[int], counts: Iterable[int]) -> torch.Tensor:
+    """Fill ``out`` with U[0, 1) draws, consecutive pieces of ``counts`` entries, each from
+    its parameter's generator (:func:`parameter_generator`); returns ``out``.
+
+    Written in place so a caller can reuse one buffer per bucket: seeding a generator
+    costs microseconds, concatenating per-parameter tensors a full extra pass. The numbers
+    are those of ``torch.rand(count, generator=...)`` per parameter.
+    """
+    offset = 0
+    for parameter, count in zip(parameters, counts, strict=True):
+        generator = parameter_generator(seed, rank, step, parameter)
+        out[offset:offset + count].uniform_(generator=generator)
+        offset += count
+    return out
+
+
+# -- sparse selections ---------------------------------------------------------------------
+
+def k_for(numel: int, density: float) -> int:
+    """Number of entries to keep: ``ceil(density * numel)``, at least 1, at most ``numel``."""
+    if not 0.0 < density <= 1.0:
+        raise ValueError(f"density must be in (0, 1], got {density}; e.g. 0.01 keeps 1%")
+    return max(1, min(numel, math.ceil(density * numel)))
+
+
+@dataclass(frozen=True)
+class SparseGradient:
+    """The ``k`` kept entries of a flat tensor of ``numel`` entries."""
+
+    values: torch.Tensor  # float32, shape (k,)
+    indices: torch.Tensor  # int64, shape (k,)
+    numel: int
+
+    @classmethod
+    def join(cls, parts: Sequence[tuple[int, SparseGradient]], numel: int) -> SparseGradient:
+        """One sparse gradient of a flat buffer of ``numel`` entries from the sparse
+        gradients of its slices, each given with the offset of its slice."""
+        if not parts:
+            return cls(torch.zeros(0), torch.zeros(0, dtype=torch.int64), numel)
+        return cls(torch.cat([part.values for _, part in parts]),
+                   torch.cat([part.indices + offset for offset, part in parts]), numel)
+
+    def to_dense(self) -> torch.Tensor:
+        dense = torch.zeros(self.numel, dtype=self.values.dtype)
+        dense[self.indices] = self.values
+        return dense
+
+
+def topk_compress(flat: torch.Tensor, k: int) -> SparseGradient:
+    """Exact top-``k`` by magnitude (ties resolved by ``torch.topk``)."""
+    if k >= flat.numel():
+        indices = torch.arange(flat.numel())
+    else:
+        indices = torch.topk(flat.abs(), k, sorted=False).indices
+    return SparseGradient(flat[indices], indices, flat.numel())
+
+
+def sampled_topk_compress(
+    flat: torch.Tensor, k: int, generator: torch.Generator, sample_fraction: float = 0.01
+) -> SparseGradient:
+    """DGC's hierarchical selection: estimate the threshold on a random sample, then take
+    the exact top-``k`` among the (few) candidates above it.
+
+    Why: a full top-k over millions of entries costs more than the gradient it saves on a
+    fast link; a 1% sample gives the threshold, and the exact top-k then runs on about
+    ``1.25 k`` candidates. Falls back to a full top-k if the sample underestimated.
+    """
+    numel = flat.numel()
+    if k >= numel:
+        return topk_compress(flat, k)
+    magnitude = flat.abs()
+    n_sample = min(numel, max(1_000, int(sample_fraction * numel)))
+    sample = magnitude[torch.randint(0, numel, (n_sample,), generator=generator)]
+    # Aim a little below the k-th largest so that usually at least k candidates pass.
+    keep = min(n_sample, max(1, math.ceil(1.25 * k / numel * n_sample)))
+    threshold = torch.topk(sample, keep, sorted=False).values.min()
+    candidates = torch.nonzero(magnitude >= threshold).view(-1)
+    if candidates.numel() < k:
+        return topk_compress(flat, k)
+    chosen = candidates[torch.topk(magnitude[candidates], k, sorted=False).indices]
+    return SparseGradient(flat[chosen], chosen, numel)
+
+
+def clip_to_sigma(flat: torch.Tensor, sigma: float) -> torch.Tensor:
+    """TernGrad's gradient clipping: limit entries to ``sigma`` standard deviations.
+
+    Why: the scale is the largest magnitude, so one outlier would make every other entry
+    nearly always round to zero; clipping at 2.5 sigma trades a small bias for much less
+    variance (Wen et al. 2017, section 3.3).
+    """
+    if flat.numel() < 2:
+        return flat
+    bound = sigma * flat.std()
+    return flat.clamp(-bound, bound)
