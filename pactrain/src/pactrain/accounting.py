@@ -2,7 +2,9 @@
 
 Every hook (PacTrain's and the baselines') counts the payload it hands to collectives,
 per rank and before the ring all-reduce factor 2(N-1)/N, so benchmarks can compare each
-method with the ideal (density x dense payload) and with bytes read off the wire.
+method with the ideal (density x dense payload) and with bytes read off the wire. The
+counting is done by the hook's :class:`pactrain.compression.communicator.Communicator`,
+which owns one counter.
 A step ends at the bucket for which ``GradBucket.is_last()`` is true.
 """
 
