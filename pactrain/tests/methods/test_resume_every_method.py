@@ -89,6 +89,21 @@ def test_stop_and_resume_equals_the_uninterrupted_run(tmp_path: Path, method: st
         assert all(torch.equal(masks[k], masks_again[k]) for k in masks)
 
 
+def test_pactrain_error_feedback_resumes_bit_identically(tmp_path: Path) -> None:
+    """PacTrain keeps no residuals by default; with them, the per-name residual memory
+    laid out per bucket must follow DDP's rebuild and the resume's other layout exactly."""
+    extra = {"error_feedback": True}
+    _train(_config(tmp_path, "pactrain-ternary", "full", **extra))
+    _train(_config(tmp_path, "pactrain-ternary", "half", stop_after=STOP, **extra))
+    _train(_config(tmp_path, "pactrain-ternary", "resumed", resume=str(tmp_path / "half.pt"),
+                   **extra))
+    full, again = _load(tmp_path / "full.pt"), _load(tmp_path / "resumed.pt")
+    residuals = [r["residuals"] for r in full["method_per_rank"]]
+    assert all(len(r) == len(full["model"]) for r in residuals)  # one per parameter
+    assert any(float(t.abs().sum()) > 0 for r in residuals for t in r.values())
+    assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"])
+
+
 @pytest.fixture(scope="module")
 def fp16_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A checkpoint of ``fp16`` on 2 workers at sparsity 0.8, stopped after 2 steps."""
