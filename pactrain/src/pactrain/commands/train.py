@@ -29,6 +29,12 @@ def train(
     resume: Path | None = typer.Option(None, help="Continue from this checkpoint."),
     timeout: float = typer.Option(3600.0, help="Kill all workers after this many seconds."),
     log_dir: Path | None = typer.Option(None, help="Keep each rank's log (tier decisions)."),
+    eval_every: int = typer.Option(0, min=0, help="Also evaluate every N steps (training "
+                                   "clock paused); 0: only at the end."),
+    target: float | None = typer.Option(None, help="With --eval-every: stop once the "
+                                        "held-out metric (e.g. accuracy) reaches this."),
+    train_budget: float | None = typer.Option(None, help="With --eval-every: stop after "
+                                              "this many seconds of training."),
 ) -> None:
     """Train MODEL with METHOD on WORKERS local gloo processes and print the result."""
     from pactrain.train.config import RunConfig
@@ -42,11 +48,15 @@ def train(
         json_out=str(json_out) if json_out else None,
         checkpoint=str(checkpoint) if checkpoint else None,
         resume=str(resume) if resume else None,
+        eval_every=eval_every, target_metric=target, train_budget_s=train_budget,
     )
+    if (target is not None or train_budget is not None) and not eval_every:
+        raise typer.BadParameter("--target and --train-budget need --eval-every N")
     result = run_training(config, timeout_s=timeout, log_dir=log_dir)
     keys = ("method", "model", "workers", "steps", "samples_per_s", "density",
             "payload_bytes_per_step", "dense_payload_bytes_per_step",
-            "final_test_accuracy", "final_test_loss", "mask_consistent", "tier_counts")
+            "final_test_accuracy", "final_test_loss", "mask_consistent", "tier_counts",
+            "eval_curve", "reached_s", "reached_step")
     typer.echo(json.dumps({k: result[k] for k in keys if k in result}, indent=2))
 
 

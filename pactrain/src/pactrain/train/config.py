@@ -42,6 +42,12 @@ class RunConfig:
         timeout_s: collective timeout of the process group.
         backend: ``"gloo"`` (CPU) or ``"nccl"``.
         evaluate: run the model's evaluation at the end (rank 0).
+        eval_every: also evaluate on rank 0 every this many steps, with the training clock
+            paused (0: only at the end); the result's ``eval_curve`` holds
+            (training seconds, steps, metric) points.
+        target_metric: with ``eval_every``, stop once the primary metric reaches it.
+        train_budget_s: with ``eval_every``, stop at the first evaluation after this much
+            training time.
     """
 
     model: str = "digits-cnn"
@@ -74,6 +80,9 @@ class RunConfig:
     timeout_s: float = 300.0
     backend: str = "gloo"
     evaluate: bool = True
+    eval_every: int = 0
+    target_metric: float | None = None
+    train_budget_s: float | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True)

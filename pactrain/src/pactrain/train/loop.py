@@ -32,6 +32,7 @@ from pactrain.models import get_model
 from pactrain.netns import read_own_counters, wire_per_step
 from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.train.config import RunConfig
+from pactrain.train.held_out import HeldOutCurve
 
 
 def pruning_config(config: RunConfig) -> PruningConfig:
@@ -147,9 +148,17 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     clock_start, payload_at_warm, losses = time.perf_counter(), (0, 0), []
     wire_at_warm = read_own_counters()
     payload_since_mask: tuple[int, int] = (0, 0)
+    curve = (HeldOutCurve(spec, config.eval_every, config.target_metric,
+                          config.train_budget_s) if config.eval_every else None)
+    paused_at_warm = 0.0  # evaluation time before the clock started is not subtracted
+
+    def paused() -> float:
+        return curve.paused_s - paused_at_warm if curve is not None else 0.0
+
     for step in range(start_step, end_step):
         if step == warm_at:
             clock_start = time.perf_counter()
+            paused_at_warm = curve.paused_s if curve is not None else 0.0
             payload_at_warm = (method.payload.total_bytes, method.payload.steps)
             wire_at_warm = read_own_counters()
         if tracker is not None and tracker.step(step, optimizer):
@@ -171,8 +180,12 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         losses.append(step_loss)
         if rank == 0 and (step % 5 == 0 or step == end_step - 1):
             _write_progress(config.progress_path, step + 1)
-    elapsed = time.perf_counter() - clock_start
-    timed_steps = end_step - warm_at
+        if curve is not None and curve.after_step(
+                step + 1, rank, model, time.perf_counter() - clock_start - paused()):
+            end_step = step + 1
+            break
+    elapsed = time.perf_counter() - clock_start - paused()
+    timed_steps = max(end_step - warm_at, 0)
     wire_end = read_own_counters()
 
     mask_consistent = True
@@ -183,6 +196,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
                      elapsed, timed_steps, payload_at_warm, payload_since_mask, losses,
                      start_step, end_step)
     result["mask_consistent"] = mask_consistent
+    if curve is not None:
+        result.update(curve.result())
     result.update(wire_per_step(wire_at_warm, wire_end, timed_steps))
     if rank == 0 and config.evaluate:
         result.update({f"final_{k}": v for k, v in spec.evaluate(model).items()})
