@@ -33,7 +33,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.compression.compressors import LOSSY_TIERS, TIERS, LanePacking
+from pactrain.compression.compressors import LOSSY_TIERS, TIERS, LanePacking, ternary_codes
 
 LOG = logging.getLogger(__name__)
 
@@ -139,6 +139,7 @@ def probe_compute(process_group: Any = None, n: int = 1 << 18, density: float = 
 
     values = buffer.index_select(0, kept)
     uniform = torch.rand(values.numel(), generator=generator)
+    scale = values.abs().max()
     codes = torch.sign(values).to(torch.int8)
     world_size = dist.get_world_size(process_group) if dist.is_initialized() else 1
     packing = LanePacking.for_world(world_size)
@@ -146,8 +147,8 @@ def probe_compute(process_group: Any = None, n: int = 1 << 18, density: float = 
         per_element(lambda: buffer.mul(mask), n),
         per_element(gather_scatter, kept.numel()),
         per_element(lambda: values.half().float(), kept.numel()),
-        per_element(lambda: (torch.sign(values) * (uniform < values.abs())).to(torch.int8),
-                    kept.numel()),
+        # the hook's own kernels: thresholds u x s, then the two-comparison codes
+        per_element(lambda: ternary_codes(values, uniform * scale), kept.numel()),
         per_element(lambda: packing.unpack(packing.pack(codes), codes.numel()), codes.numel()),
     ]
     costs = _agree(costs, process_group, dist.ReduceOp.MAX)
