@@ -49,7 +49,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from pactrain.accounting import PayloadCounter
 from pactrain.registry import Registry
@@ -159,6 +159,36 @@ def load_builtin_methods() -> Registry[MethodSpec]:
 def get_method(name: str) -> MethodSpec:
     """Look ``name`` up after loading the built-in methods (``KeyError`` lists the choices)."""
     return load_builtin_methods().get(name)
+
+
+@dataclass
+class HookedMethod:
+    """Base of the built-in methods: one hook function and one state that talks through a
+    :class:`pactrain.compression.communicator.Communicator` (``state.comm``).
+
+    Why a base: every method reports its payload and ``comm_s_per_step`` from the same
+    communicator the same way; a subclass only names its hook (``hook_function``, a
+    ``staticmethod``) and adds its own facts (:meth:`facts`) and, if it has state worth a
+    checkpoint, ``state_dict``/``load_state_dict``.
+    """
+
+    state: Any
+    hook_function: ClassVar[Callable[..., Any]]
+
+    @property
+    def hook(self) -> Callable[..., Any]:
+        return type(self).hook_function
+
+    @property
+    def payload(self) -> PayloadCounter:
+        return self.state.comm.payload
+
+    def facts(self) -> dict[str, Any]:
+        """Method-specific, JSON-ready facts for the result."""
+        return {}
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.facts(), "comm_s_per_step": self.state.comm.seconds_per_step()}
 
 
 def attach(ddp_model: nn.Module, method: CommMethod) -> None:

@@ -13,7 +13,6 @@ runtime and rejects string annotations.)
 """
 
 
-from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
@@ -21,9 +20,8 @@ import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
-from pactrain.accounting import PayloadCounter
 from pactrain.compression.communicator import Communicator
-from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 
 @dataclass
@@ -49,21 +47,12 @@ def dense_hook(state: DenseState, bucket: dist.GradBucket) -> torch.futures.Futu
 
 
 @dataclass
-class DenseMethod:
+class DenseMethod(HookedMethod):
     """The :class:`pactrain.methods.CommMethod` of ``dense``."""
 
     state: DenseState
 
-    @property
-    def hook(self) -> Callable[[DenseState, dist.GradBucket], torch.futures.Future]:
-        return dense_hook
-
-    @property
-    def payload(self) -> PayloadCounter:
-        return self.state.comm.payload
-
-    def summary(self) -> dict[str, Any]:
-        return {"tier_counts": {}, "comm_s_per_step": self.state.comm.seconds_per_step()}
+    hook_function = staticmethod(dense_hook)
 
 
 def make_dense(

@@ -28,14 +28,12 @@ Options: ``density`` (default ``1 - sparsity``), ``momentum`` (0.9), ``clip_norm
 
 
 import math
-from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from pactrain.accounting import PayloadCounter
 from pactrain.compression.communicator import Communicator, allgather_sparse
 from pactrain.compression.compressors import (
     SparseGradient,
@@ -44,7 +42,7 @@ from pactrain.compression.compressors import (
     sampled_topk_compress,
 )
 from pactrain.compression.memory import MomentumCorrectionMemory, ParameterNames
-from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 from pactrain.methods.topk import density_option
 
 
@@ -113,25 +111,18 @@ def dgc_hook(state: DGCState, bucket: dist.GradBucket) -> torch.futures.Future[t
 
 
 @dataclass
-class DGCMethod:
+class DGCMethod(HookedMethod):
     """The :class:`pactrain.methods.CommMethod` of ``dgc``."""
 
     state: DGCState
     optimizer_momentum: float = 0.0
 
-    @property
-    def hook(self) -> Callable[[DGCState, dist.GradBucket], torch.futures.Future]:
-        return dgc_hook
+    hook_function = staticmethod(dgc_hook)
 
-    @property
-    def payload(self) -> PayloadCounter:
-        return self.state.comm.payload
-
-    def summary(self) -> dict[str, Any]:
+    def facts(self) -> dict[str, Any]:
         s = self.state
         return {"density": s.density, "momentum": s.memory.momentum, "clip_norm": s.clip_norm,
-                "warmup_steps": s.warmup_steps, "optimizer_momentum": self.optimizer_momentum,
-                "comm_s_per_step": s.comm.seconds_per_step()}
+                "warmup_steps": s.warmup_steps, "optimizer_momentum": self.optimizer_momentum}
 
     def state_dict(self) -> dict[str, Any]:
         return {"memory": self.state.memory.state_dict(), "step": self.state.step}

@@ -8,7 +8,6 @@ only fp16 is offered.)
 """
 
 
-from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
@@ -16,9 +15,8 @@ import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
-from pactrain.accounting import PayloadCounter
 from pactrain.compression.communicator import Communicator
-from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 
 @dataclass
@@ -43,21 +41,15 @@ def fp16_hook(state: Fp16State, bucket: dist.GradBucket) -> torch.futures.Future
 
 
 @dataclass
-class Fp16Method:
+class Fp16Method(HookedMethod):
     """The :class:`pactrain.methods.CommMethod` of ``fp16``."""
 
     state: Fp16State
 
-    @property
-    def hook(self) -> Callable[[Fp16State, dist.GradBucket], torch.futures.Future]:
-        return fp16_hook
+    hook_function = staticmethod(fp16_hook)
 
-    @property
-    def payload(self) -> PayloadCounter:
-        return self.state.comm.payload
-
-    def summary(self) -> dict[str, Any]:
-        return {"bytes_per_entry": 2, "comm_s_per_step": self.state.comm.seconds_per_step()}
+    def facts(self) -> dict[str, Any]:
+        return {"bytes_per_entry": 2}
 
 
 def make_fp16(

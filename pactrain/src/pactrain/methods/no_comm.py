@@ -11,16 +11,14 @@ On the wire: nothing (DDP's start-up broadcast of the weights aside).
 """
 
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from pactrain.accounting import PayloadCounter
 from pactrain.compression.communicator import Communicator
-from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 
 @dataclass
@@ -42,21 +40,15 @@ def no_comm_hook(state: NoCommState, bucket: dist.GradBucket,
 
 
 @dataclass
-class NoCommMethod:
+class NoCommMethod(HookedMethod):
     """The :class:`pactrain.methods.CommMethod` of ``no-comm``."""
 
     state: NoCommState
 
-    @property
-    def hook(self) -> Callable[[NoCommState, dist.GradBucket], torch.futures.Future]:
-        return no_comm_hook
+    hook_function = staticmethod(no_comm_hook)
 
-    @property
-    def payload(self) -> PayloadCounter:
-        return self.state.comm.payload
-
-    def summary(self) -> dict[str, Any]:
-        return {"compute_floor": True, "comm_s_per_step": self.state.comm.seconds_per_step()}
+    def facts(self) -> dict[str, Any]:
+        return {"compute_floor": True}
 
 
 def make_no_comm(process_group: dist.ProcessGroup | None, ddp_model: Any,

@@ -51,7 +51,6 @@ parenthesis above) also draws other Q values.
 
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,10 +58,9 @@ import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
 
-from pactrain.accounting import PayloadCounter
 from pactrain.compression.communicator import BucketSerializer, Communicator
 from pactrain.compression.memory import BucketPieces, BucketSlot, ParameterNames, Pieces
-from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 #: The matrix approximation rank of ``powersgd`` when ``options["rank"]`` is not given.
 DEFAULT_RANK = 4
@@ -244,20 +242,14 @@ def powersgd_hook(
 
 
 @dataclass
-class PowerSGDMethod:
+class PowerSGDMethod(HookedMethod):
     """The :class:`pactrain.methods.CommMethod` of ``powersgd`` and its rank variants."""
 
     state: PowerSGDWrapperState
 
-    @property
-    def hook(self) -> Callable[[PowerSGDWrapperState, dist.GradBucket], torch.futures.Future]:
-        return powersgd_hook
+    hook_function = staticmethod(powersgd_hook)
 
-    @property
-    def payload(self) -> PayloadCounter:
-        return self.state.comm.payload
-
-    def summary(self) -> dict[str, Any]:
+    def facts(self) -> dict[str, Any]:
         inner = self.state.inner
         return {
             "rank": inner.matrix_approximation_rank,
@@ -266,7 +258,6 @@ class PowerSGDMethod:
                 inner.total_numel_before_compression / inner.total_numel_after_compression
                 if inner.total_numel_after_compression else 1.0
             ),
-            "comm_s_per_step": self.state.comm.seconds_per_step(),
         }
 
     def state_dict(self) -> dict[str, Any]:

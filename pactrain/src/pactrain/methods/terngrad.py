@@ -22,14 +22,12 @@ Options: ``clip_sigma`` (2.5; ``None`` disables).
 """
 
 
-from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from pactrain.accounting import PayloadCounter
 from pactrain.compression.communicator import (
     BucketSerializer,
     Communicator,
@@ -37,7 +35,7 @@ from pactrain.compression.communicator import (
 )
 from pactrain.compression.compressors import clip_to_sigma, segment_bounds, uniform_draws
 from pactrain.compression.memory import BucketSlot, ParameterNames
-from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 
 @dataclass
@@ -88,22 +86,15 @@ def terngrad_hook(
 
 
 @dataclass
-class TernGradMethod:
+class TernGradMethod(HookedMethod):
     """The :class:`pactrain.methods.CommMethod` of ``terngrad``."""
 
     state: TernGradState
 
-    @property
-    def hook(self) -> Callable[[TernGradState, dist.GradBucket], torch.futures.Future]:
-        return terngrad_hook
+    hook_function = staticmethod(terngrad_hook)
 
-    @property
-    def payload(self) -> PayloadCounter:
-        return self.state.comm.payload
-
-    def summary(self) -> dict[str, Any]:
-        return {"clip_sigma": self.state.clip_sigma, "bytes_per_entry": 1,
-                "comm_s_per_step": self.state.comm.seconds_per_step()}
+    def facts(self) -> dict[str, Any]:
+        return {"clip_sigma": self.state.clip_sigma, "bytes_per_entry": 1}
 
     def state_dict(self) -> dict[str, Any]:
         """The step count: with it the draws of every later step are determined."""

@@ -25,18 +25,16 @@ PacTrain keeps, so both send the same information per rank).
 """
 
 
-from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from pactrain.accounting import PayloadCounter
 from pactrain.compression.communicator import Communicator, allgather_sparse
 from pactrain.compression.compressors import SparseGradient, k_for, topk_compress
 from pactrain.compression.memory import ParameterNames, ResidualMemory
-from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 
 @dataclass
@@ -74,22 +72,15 @@ def topk_hook(state: TopKState, bucket: dist.GradBucket) -> torch.futures.Future
 
 
 @dataclass
-class TopKMethod:
+class TopKMethod(HookedMethod):
     """The :class:`pactrain.methods.CommMethod` of ``topk``."""
 
     state: TopKState
 
-    @property
-    def hook(self) -> Callable[[TopKState, dist.GradBucket], torch.futures.Future]:
-        return topk_hook
+    hook_function = staticmethod(topk_hook)
 
-    @property
-    def payload(self) -> PayloadCounter:
-        return self.state.comm.payload
-
-    def summary(self) -> dict[str, Any]:
-        return {"density": self.state.density, "error_feedback": self.state.memory is not None,
-                "comm_s_per_step": self.state.comm.seconds_per_step()}
+    def facts(self) -> dict[str, Any]:
+        return {"density": self.state.density, "error_feedback": self.state.memory is not None}
 
     def state_dict(self) -> dict[str, Any]:
         return {"memory": self.state.memory.state_dict() if self.state.memory else None}
