@@ -21,9 +21,48 @@ def _bandwidth_value(label: str) -> float | None:
         return None
 
 
+def _throughput_panel(ax: Any, lines: list[dict[str, Any]], model: str) -> None:
+    """Samples/s against bandwidth, one line per method."""
+    series: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for line in lines:
+        x = _bandwidth_value(line["bandwidth"])
+        if line["model"] == model and line.get("samples_per_s") and x is not None:
+            series[line["method"]].append((x, line["samples_per_s"]))
+    for method, points in series.items():
+        points.sort()
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=method)
+    ax.set_xscale("log")
+    ax.set_xlabel("bandwidth per worker link (Mbit/s)")
+    ax.set_ylabel("samples/s")
+    ax.set_title(f"{model}: throughput")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _race_panel(ax: Any, curves: list[dict[str, Any]], target: float | None) -> None:
+    """Test accuracy against training wall time, one line per method, for one (model,
+    bandwidth) of the time-to-accuracy race."""
+    for curve in curves:
+        pts = curve["points"]
+        ax.plot([p[0] for p in pts], [100 * p[2] for p in pts], marker=".",
+                label=curve["method"])
+    if target:
+        ax.axhline(100 * target, color="grey", linestyle="--", linewidth=1)
+    ax.set_title(f"{curves[0]['model']} at {curves[0]['bandwidth']}: accuracy vs wall time")
+
+
+def _run_points_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
+    """Without a race: each run's final accuracy against its training wall time."""
+    for row in rows:
+        if row.get("accuracy") is not None and row.get("elapsed_s"):
+            ax.scatter(row["elapsed_s"], 100 * row["accuracy"],
+                       label=f"{row['model']} {row['method']} {row['bandwidth']}")
+    ax.set_title("accuracy vs training wall time (one point per run)")
+
+
 def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
-    """Throughput against bandwidth per method (one panel per model), and accuracy against
-    training wall time (time-to-accuracy curves if present, else one point per run)."""
+    """Throughput against bandwidth per method (one panel per model), then accuracy against
+    training wall time: one panel per (model, bandwidth) of the time-to-accuracy race if it
+    ran, else one panel with a point per run."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -31,45 +70,32 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
 
     lines = summarize(document["rows"])
     models = list(dict.fromkeys(line["model"] for line in lines))
-    fig, axes = plt.subplots(1, len(models) + 1, figsize=(5 * (len(models) + 1), 4),
-                             squeeze=False)
-    for ax, model in zip(axes[0], models, strict=False):
-        series: dict[str, list[tuple[float, float]]] = defaultdict(list)
-        for line in lines:
-            x = _bandwidth_value(line["bandwidth"])
-            if line["model"] == model and line.get("samples_per_s") and x is not None:
-                series[line["method"]].append((x, line["samples_per_s"]))
-        for method, points in series.items():
-            points.sort()
-            ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=method)
-        ax.set_xscale("log")
-        ax.set_xlabel("bandwidth per worker link (Mbit/s)")
-        ax.set_ylabel("samples/s")
-        ax.set_title(f"{model}: throughput")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize="small")
-    ax = axes[0][-1]
-    curves = document.get("curves") or []
-    if curves:
-        for curve in curves:
-            pts = curve["points"]
-            ax.plot([p[0] for p in pts], [100 * p[2] for p in pts], marker=".",
-                    label=curve["method"])
-        target = document["environment"]["config"].get("time_to_accuracy")
-        if target:
-            ax.axhline(100 * target, color="grey", linestyle="--", linewidth=1)
-        ax.set_title(f"digits-cnn: accuracy vs wall time ({curves[0]['bandwidth']})")
+    races: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for curve in document.get("curves") or []:
+        races.setdefault((curve["model"], curve["bandwidth"]), []).append(curve)
+    panels = len(models) + max(1, len(races))
+    cols = min(panels, 3)
+    rows_n = -(-panels // cols)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 4 * rows_n), squeeze=False)
+    flat = list(axes.flat)
+    for ax, model in zip(flat, models, strict=False):
+        _throughput_panel(ax, lines, model)
+    target = (document.get("environment", {}).get("config") or {}).get("time_to_accuracy")
+    accuracy_axes = flat[len(models):len(models) + max(1, len(races))]
+    if races:
+        for ax, group in zip(accuracy_axes, races.values(), strict=True):
+            _race_panel(ax, group, target)
     else:
-        for row in document["rows"]:
-            if row.get("accuracy") is not None and row.get("elapsed_s"):
-                ax.scatter(row["elapsed_s"], 100 * row["accuracy"],
-                           label=f"{row['method']} {row['bandwidth']}")
-        ax.set_title("accuracy vs training wall time (one point per run)")
-    ax.set_xlabel("training wall time (s)")
-    ax.set_ylabel("test accuracy (%)")
-    ax.grid(True, alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize="small")
+        _run_points_panel(accuracy_axes[0], document["rows"])
+    for ax in accuracy_axes:
+        ax.set_xlabel("training wall time (s)")
+        ax.set_ylabel("test accuracy (%)")
+        ax.grid(True, alpha=0.3)
+    for ax in flat[:len(models) + len(accuracy_axes)]:
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize="small")
+    for ax in flat[len(models) + len(accuracy_axes):]:
+        ax.set_visible(False)
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=110)

@@ -44,3 +44,30 @@ def test_bench_runs_the_grid_and_writes_a_valid_document(tmp_path: Path) -> None
         assert not [n for n in netns.list_namespaces() if n.startswith(f"ptnet-{proc.pid}-")]
     else:
         assert "UNTHROTTLED" in stdout
+
+
+@pytest.mark.slow
+def test_bench_races_the_named_model_at_every_bandwidth(tmp_path: Path) -> None:
+    out = tmp_path / "race.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pactrain.cli", "bench", "--models", "digits-cnn",
+         "--methods", "dense", "--workers", "2", "--bandwidth", "50mbit,100mbit",
+         "--steps", "2", "--warmup-steps", "1", "--time-to-accuracy", "0.3",
+         "--tta-max-steps", "60", "--tta-eval-every", "30", "--json", str(out),
+         "--plot", str(tmp_path / "race.png")],
+        capture_output=True, text=True, timeout=500,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    document = json.loads(out.read_text())
+    validate(document)
+    curves = document["curves"]
+    throttled = document["environment"]["throttled"]
+    expected = ["50mbit", "100mbit"] if throttled else ["loopback"]  # loopback: raced once
+    assert [c["bandwidth"] for c in curves] == expected
+    for curve in curves:
+        assert curve["model"] == "digits-cnn" and curve["method"] == "dense"
+        assert curve["error"] is None and curve["reached_s"] is not None, curve["points"]
+        wall, step, accuracy = curve["points"][-1]
+        assert step == curve["reached_step"] and accuracy >= 0.3 and wall > 0
+    assert "time to 30.0% test accuracy" in proc.stdout
+    assert (tmp_path / "race.png").exists()

@@ -14,10 +14,13 @@ from pactrain.bench.report import (
     REQUIRED_ROW_FIELDS,
     add_derived,
     markdown_table,
+    race_cells,
     summarize,
     validate,
     write_json,
 )
+from pactrain.bench.runner import race_models, run_config
+from pactrain.models import load_builtin_models
 from pactrain.plots import plot_bench
 
 
@@ -74,11 +77,63 @@ def test_markdown_table_and_plots(tmp_path: Path) -> None:
     rows = add_derived([_row("dense", 10.0, 1000.0, 0.95), _row("pactrain", 50.0, 50.0, 0.94)])
     table = markdown_table(rows)
     assert "| resnet18 | 100mbit | pactrain | 50.00 | 5.00x |" in table
+    curves = [_curve(model, bw, method) for model in ("resnet18", "vit-tiny")
+              for bw in ("10mbit", "100mbit") for method in ("dense", "pactrain")]
     document = {"rows": rows, "environment": {"config": {"time_to_accuracy": 0.9}},
-                "curves": [{"method": "dense", "bandwidth": "100mbit",
-                            "points": [(1.0, 50, 0.5), (2.0, 100, 0.92)]}]}
-    out = plot_bench(document, tmp_path / "bench.png")
+                "curves": curves}
+    validate(document)
+    out = plot_bench(document, tmp_path / "bench.png")  # 1 throughput + 4 race panels
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    without_race = plot_bench({**document, "curves": []}, tmp_path / "runs.png")
+    assert without_race.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _curve(model: str, bandwidth: str, method: str, reached: bool = True) -> dict:
+    return {"model": model, "method": method, "bandwidth": bandwidth,
+            "points": [(1.0, 50, 0.5), (2.0, 100, 0.92)],
+            "reached_s": 2.0 if reached else None, "reached_step": 100 if reached else None,
+            "error": None}
+
+
+def test_race_cells_are_every_method_of_the_named_models_at_every_bandwidth() -> None:
+    config = BenchConfig(models=["resnet18", "gpt-tiny"], methods=["dense", "pactrain"],
+                         bandwidths=["10mbit", "100mbit"], time_to_accuracy=0.95)
+    cells = config.race_cells(["resnet18"])
+    assert [(c.model, c.bandwidth, c.method) for c in cells] == [
+        ("resnet18", "10mbit", "dense"), ("resnet18", "10mbit", "pactrain"),
+        ("resnet18", "100mbit", "dense"), ("resnet18", "100mbit", "pactrain")]
+    assert BenchConfig(models=["resnet18"]).race_cells(["resnet18"]) == []  # no target
+    with pytest.raises(ValueError, match="tta-eval-every"):
+        BenchConfig(time_to_accuracy=0.9, tta_max_steps=10, tta_eval_every=20)
+
+
+def test_the_race_enters_every_classifier_and_refuses_a_grid_without_one() -> None:
+    models = load_builtin_models()
+    config = BenchConfig(models=["gpt-tiny", "vit-tiny", "resnet18"], time_to_accuracy=0.9)
+    assert race_models(config, models) == ["vit-tiny", "resnet18"]
+    with pytest.raises(ValueError, match="needs a classifier"):
+        race_models(BenchConfig(models=["gpt-tiny"], time_to_accuracy=0.9), models)
+
+
+def test_race_run_config_trains_the_named_model_at_its_default_batch() -> None:
+    config = BenchConfig(models=["vit-tiny"], time_to_accuracy=0.9, batch_size=4)
+    (cell, *_) = config.race_cells(["vit-tiny"])
+    run = run_config(config, cell, batch_size=config.tta_batch_size)
+    assert run.model == "vit-tiny" and run.batch_size is None and run.evaluate
+    assert run_config(config, cell).batch_size == 4  # the grid keeps --batch-size
+
+
+def test_curves_are_validated_and_tabled() -> None:
+    document = {"rows": [], "environment": {},
+                "curves": [_curve("resnet18", "10mbit", "dense"),
+                           _curve("resnet18", "10mbit", "topk", reached=False)]}
+    validate(document)
+    assert race_cells(document["curves"][0]) == [
+        "resnet18", "10mbit", "dense", "2.0 s", "100", "92.0%", "2"]
+    assert race_cells(document["curves"][1])[3] == "not reached"
+    del document["curves"][1]["model"]
+    with pytest.raises(ValueError, match="lacks \\['model'\\]"):
+        validate(document)
 
 
 def test_without_root_the_bench_says_it_runs_unthrottled(monkeypatch) -> None:

@@ -31,8 +31,11 @@ class BenchConfig:
         repeats: passes over the grid; each pass rotates the method order.
         powersgd_rank: PowerSGD's matrix approximation rank.
         topk_density: fraction kept by top-k and DGC (``None``: ``1 - sparsity``).
-        time_to_accuracy: target test accuracy of digits-cnn, or ``None``.
+        time_to_accuracy: target test accuracy of the race, or ``None`` (no race). Every
+            classifier in ``models`` races under every method at every bandwidth.
         tta_max_steps, tta_eval_every: budget and evaluation interval of that race.
+        tta_batch_size: per-worker batch of the race (``None``: each model's default, the
+            batch its default learning rate was tuned for; ``batch_size`` is the grid's).
         run_timeout_s: a run that takes longer is killed and reported as failed.
         seed: model init, data order, stochastic compression.
     """
@@ -52,6 +55,7 @@ class BenchConfig:
     time_to_accuracy: float | None = None
     tta_max_steps: int = 400
     tta_eval_every: int = 50
+    tta_batch_size: int | None = None
     run_timeout_s: float = 1800.0
     seed: int = 0
 
@@ -65,6 +69,10 @@ class BenchConfig:
             raise ValueError(f"--sparsity must be in [0, 1), got {self.sparsity}")
         if self.workers < 2:
             raise ValueError("--workers must be at least 2: one worker communicates nothing")
+        if self.time_to_accuracy is not None and self.tta_eval_every > self.tta_max_steps:
+            raise ValueError(
+                f"--tta-eval-every {self.tta_eval_every} exceeds --tta-max-steps "
+                f"{self.tta_max_steps}, so the race would never evaluate; lower it")
 
     def method_options(self, method: str) -> dict[str, Any]:
         """Options handed to ``method``'s factory."""
@@ -89,6 +97,19 @@ class BenchConfig:
                     order = self.methods[shift:] + self.methods[:shift]
                     out += [Cell(model, m, bandwidth, repeat) for m in order]
         return out
+
+    def race_cells(self, entrants: list[str]) -> list[Cell]:
+        """The time-to-accuracy race: every method of every entrant at every bandwidth,
+        model- then bandwidth-major like :meth:`cells`; empty without a target.
+
+        ``entrants`` are the models of ``models`` that report a test accuracy (the runner
+        knows the registry; this stays plain data).
+        """
+        if self.time_to_accuracy is None:
+            return []
+        return [Cell(model, method, bandwidth, 0)
+                for model in self.models if model in entrants
+                for bandwidth in self.bandwidths for method in self.methods]
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -13,6 +13,11 @@ JSON: ``{"rows": [...], "environment": {...}, "curves": [...]}``. Each row is on
 - ``speedup_vs_dense``: samples/s over the mean of ``dense`` at the same model and bandwidth;
 - ``accuracy`` (classifiers) and ``perplexity`` (language models) at the end of the run;
 - ``error``: why the run failed, else ``None``.
+
+Each curve is one entrant of the time-to-accuracy race (:data:`REQUIRED_CURVE_FIELDS`):
+``model``, ``method``, ``bandwidth`` (as in the rows), ``points`` as
+``[training wall s, step, test accuracy]`` after each evaluation, ``reached_s`` and
+``reached_step`` where the target was first met (else ``None``), and ``error``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ REQUIRED_ROW_FIELDS = (
     "samples_per_s", "payload_bytes_per_step", "wire_bytes_per_step",
     "ideal_bytes_per_step", "ratio_to_ideal", "speedup_vs_dense", "accuracy", "perplexity",
     "error",
+)
+
+REQUIRED_CURVE_FIELDS = (
+    "model", "method", "bandwidth", "points", "reached_s", "reached_step", "error",
 )
 
 
@@ -125,6 +134,37 @@ def markdown_table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+RACE_HEADERS = ("model", "bandwidth", "method", "time to target", "at step",
+                "best accuracy", "evaluations")
+
+
+def race_cells(curve: dict[str, Any]) -> list[str]:
+    """The printed cells of one race curve: when it reached the target, and how close."""
+    best = max((p[2] for p in curve["points"]), default=None)
+    best_cell = "-" if best is None else f"{100 * best:.1f}%"
+    if curve.get("error"):
+        reached = "failed"
+    elif curve["reached_s"] is None:
+        reached = "not reached"
+    else:
+        reached = f"{curve['reached_s']:.1f} s"
+    return [curve["model"], curve["bandwidth"], curve["method"], reached,
+            _fmt(curve["reached_step"], "d"),
+            best_cell, str(len(curve["points"]))]
+
+
+def rich_race_table(curves: list[dict[str, Any]], target: float) -> Any:
+    """The time-to-accuracy race as a ``rich.table.Table``, in race order."""
+    from rich.table import Table
+
+    table = Table(title=f"time to {100 * target:.1f}% test accuracy (training wall time)")
+    for header in RACE_HEADERS:
+        table.add_column(header, justify="left" if header in RACE_HEADERS[:3] else "right")
+    for curve in curves:
+        table.add_row(*race_cells(curve))
+    return table
+
+
 def validate(document: dict[str, Any]) -> None:
     """Raise ``ValueError`` if ``document`` does not follow the bench JSON schema."""
     if not isinstance(document.get("rows"), list) or not isinstance(
@@ -135,6 +175,12 @@ def validate(document: dict[str, Any]) -> None:
         if missing:
             raise ValueError(f"row {i} ({row.get('model')}/{row.get('method')}) lacks "
                              f"{missing}; rerun pactrain bench to regenerate the file")
+    for i, curve in enumerate(document.get("curves") or []):
+        missing = [f for f in REQUIRED_CURVE_FIELDS if f not in curve]
+        if missing:
+            raise ValueError(f"curve {i} ({curve.get('model')}/{curve.get('method')}) lacks "
+                             f"{missing}; rerun pactrain bench --time-to-accuracy to "
+                             "regenerate the file")
 
 
 def write_json(path: str | Path, rows: list[Row], environment: dict[str, Any],

@@ -16,17 +16,18 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pactrain.bench.config import BenchConfig, Cell
 from pactrain.bench.network import BenchNetwork
 from pactrain.train.config import RunConfig
 from pactrain.train.launch import TrainingTimeoutError, WorkerFailedError, run_training
 
-Row = dict[str, Any]
+if TYPE_CHECKING:
+    from pactrain.models import ModelSpec
+    from pactrain.registry import Registry
 
-#: Models trained on generated data: their accuracy means nothing, so it is not measured.
-GENERATED_DATA_MODELS = frozenset({"resnet18", "vit-tiny"})
+Row = dict[str, Any]
 
 
 def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
@@ -37,7 +38,6 @@ def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
         warmup_steps=config.warmup_steps, prune_start=0.0, prune_end=0.0,
         method_options=config.method_options(cell.method), timeout_s=config.run_timeout_s,
     )
-    base.evaluate = cell.model not in GENERATED_DATA_MODELS
     for key, value in overrides.items():
         setattr(base, key, value)
     return base
@@ -102,10 +102,11 @@ def run_cell(config: BenchConfig, cell: Cell, network: BenchNetwork) -> Row:
 
 @dataclass
 class Curve:
-    """Accuracy of one method against its training wall time (time-to-accuracy race)."""
+    """Test accuracy of one (model, method, bandwidth) against its training wall time."""
 
+    model: str
     method: str
-    bandwidth: str
+    bandwidth: str  # tc rate, or "loopback" when unthrottled (as in the rows)
     points: list[tuple[float, int, float]] = field(default_factory=list)  # (s, step, acc)
     reached_s: float | None = None
     reached_step: int | None = None
@@ -113,20 +114,28 @@ class Curve:
 
 
 def race_to_accuracy(
-    config: BenchConfig, method: str, network: BenchNetwork, bandwidth: str | None,
-    on_point: Callable[[], None] | None = None,
+    config: BenchConfig, model: str, method: str, network: BenchNetwork,
+    bandwidth: str | None, on_point: Callable[[], None] | None = None,
 ) -> Curve:
-    """Train digits-cnn under ``method`` until test accuracy >= the target.
+    """Train ``model`` under ``method`` at ``bandwidth`` until test accuracy >= the target.
 
-    The run is cut into chunks of ``tta_eval_every`` steps (stop, checkpoint, resume: the
-    loop resumes bit-identically); after each chunk rank 0 evaluates. Wall time is the
-    sum of the chunks' training time (process start-up and evaluation excluded). Pruning
-    follows the gradual schedule over ``tta_max_steps``, as in real training.
+    1. Shape the links to ``bandwidth``.
+    2. Train in chunks of ``tta_eval_every`` steps (stop, checkpoint, resume: the loop and
+       the batch stream resume bit-identically), at the race's batch size
+       (``tta_batch_size``, else the model's default, the batch its default lr suits).
+    3. After each chunk rank 0 evaluates on the held-out set; the point (wall, step,
+       accuracy) joins the curve; stop at the target or after ``tta_max_steps``.
+
+    Wall time is the sum of the chunks' training time (process start-up and evaluation
+    excluded). Pruning follows the gradual schedule over ``tta_max_steps``, as in real
+    training. A failed chunk ends the curve with ``error`` set.
     """
-    assert config.time_to_accuracy is not None
+    if config.time_to_accuracy is None:
+        raise ValueError("race_to_accuracy needs a target: set time_to_accuracy "
+                         "(--time-to-accuracy 0.95)")
     network.shape(bandwidth)
-    curve = Curve(method, network.label(bandwidth))
-    cell = Cell("digits-cnn", method, bandwidth, 0)
+    curve = Curve(model, method, network.label(bandwidth))
+    cell = Cell(model, method, bandwidth, 0)
     wall = 0.0
     with tempfile.TemporaryDirectory(prefix="pactrain-tta-") as tmp:
         checkpoint = str(Path(tmp) / "ckpt.pt")
@@ -134,7 +143,8 @@ def race_to_accuracy(
                           config.tta_eval_every):
             run = run_config(
                 config, cell, steps=config.tta_max_steps, stop_after=stop, warmup_steps=0,
-                prune_start=0.1, prune_end=0.6, checkpoint=checkpoint,
+                batch_size=config.tta_batch_size, prune_start=0.1, prune_end=0.6,
+                checkpoint=checkpoint,
                 resume=checkpoint if stop > config.tta_eval_every else None,
             )
             try:
@@ -153,6 +163,20 @@ def race_to_accuracy(
                 curve.reached_s, curve.reached_step = wall, stop
                 return curve
     return curve
+
+
+def race_models(config: BenchConfig, models: Registry[ModelSpec]) -> list[str]:
+    """The models of ``config`` that report a test accuracy (the race's entrants).
+
+    Language models (primary metric perplexity) cannot reach an accuracy; they stay in the
+    grid but not in the race. Raises if no model is left, naming the fix.
+    """
+    entrants = [m for m in config.models if models.get(m).primary_metric == "test_accuracy"]
+    if config.time_to_accuracy is not None and not entrants:
+        raise ValueError(
+            f"--time-to-accuracy needs a classifier, but --models {','.join(config.models)} "
+            "has none; add e.g. resnet18, vit-tiny or digits-cnn")
+    return entrants
 
 
 def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
@@ -229,7 +253,8 @@ def run_bench(
     for name in config.methods:
         methods.get(name)
     cells = config.cells()
-    race = config.methods if config.time_to_accuracy is not None else []
+    racers = race_models(config, models) if config.time_to_accuracy is not None else []
+    race = config.race_cells(racers)
     rows: list[Row] = []
     curves: list[Curve] = []
     with bench_network(config.workers, want_throttle) as network:
@@ -256,13 +281,24 @@ def run_bench(
                                   f"{row['samples_per_s']:.2f} samples/s")
                 bar.advance(grid)
             if race:
+                left_out = sorted(set(config.models) - set(racers))
+                if left_out:
+                    console.print(f"time to accuracy: {', '.join(left_out)} left out "
+                                  "(no test accuracy)")
                 chunks = config.tta_max_steps // config.tta_eval_every
                 task = bar.add_task("time to accuracy", total=len(race) * chunks)
-                bandwidth = config.bandwidths[0]
-                for method in race:
-                    bar.update(task, description=f"time to accuracy: {method}")
+                raced: set[tuple[str, str, str]] = set()
+                for cell in race:
+                    label = network.label(cell.bandwidth)
+                    if (cell.model, label, cell.method) in raced:  # unthrottled: all one
+                        bar.advance(task, chunks)                  # loopback, run it once
+                        continue
+                    raced.add((cell.model, label, cell.method))
+                    bar.update(task, description=f"time to accuracy: {cell.model} {label} "
+                                                 f"{cell.method}")
                     done_before = bar.tasks[task].completed
-                    curve = race_to_accuracy(config, method, network, bandwidth,
+                    curve = race_to_accuracy(config, cell.model, cell.method, network,
+                                             cell.bandwidth,
                                              on_point=lambda t=task: bar.advance(t))
                     curves.append(curve)
                     bar.update(task, completed=done_before + chunks)

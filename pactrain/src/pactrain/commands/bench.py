@@ -27,10 +27,14 @@ def bench(
     topk_density: float | None = typer.Option(None, help="Fraction kept by top-k and DGC "
                                               "(default: 1 - sparsity)."),
     time_to_accuracy: float | None = typer.Option(
-        None, help="Also race every method on digits-cnn to this test accuracy (e.g. 0.95)"
-        " at the first bandwidth, and report the training wall time to reach it."),
+        None, help="Also race every method on every classifier of --models to this test "
+        "accuracy (e.g. 0.95) at every bandwidth, and report the training wall time to "
+        "reach it."),
     tta_max_steps: int = typer.Option(400, help="Step budget of the accuracy race."),
     tta_eval_every: int = typer.Option(50, help="Steps between evaluations in the race."),
+    tta_batch_size: int | None = typer.Option(
+        None, help="Batch size per worker in the race (default: each model's own, the "
+        "batch its default learning rate suits)."),
     json_out: str | None = typer.Option(None, "--json", help="Write the rows here."),
     plot: str | None = typer.Option(None, help="Write PNG plots here."),
     no_throttle: bool = typer.Option(False, help="Run on loopback even as root."),
@@ -48,7 +52,7 @@ def bench(
 
     from pactrain import netns
     from pactrain.bench.config import BenchConfig
-    from pactrain.bench.report import rich_table, write_json
+    from pactrain.bench.report import rich_race_table, rich_table, write_json
     from pactrain.bench.runner import run_bench
 
     console = Console(width=None if sys.stdout.isatty() else 150)
@@ -69,6 +73,7 @@ def bench(
             sparsity=sparsity, repeats=repeats, powersgd_rank=powersgd_rank,
             topk_density=topk_density, time_to_accuracy=time_to_accuracy,
             tta_max_steps=tta_max_steps, tta_eval_every=tta_eval_every,
+            tta_batch_size=tta_batch_size,
             run_timeout_s=run_timeout, seed=seed,
         )
     except ValueError as err:
@@ -80,11 +85,8 @@ def bench(
     document = run_bench(config, want_throttle=not no_throttle, console=console,
                          on_row=save_partial)
     console.print(rich_table(document["rows"]))
-    for curve in document["curves"]:
-        reached = (f"{curve['reached_s']:.1f} s (step {curve['reached_step']})"
-                   if curve["reached_s"] is not None else "not reached")
-        console.print(f"time to {100 * config.time_to_accuracy:.0f}% ({curve['bandwidth']}): "
-                      f"{curve['method']:>16}: {reached}")
+    if document["curves"] and config.time_to_accuracy is not None:
+        console.print(rich_race_table(document["curves"], config.time_to_accuracy))
     if json_out:
         write_json(json_out, document["rows"], document["environment"], document["curves"])
         console.print(f"wrote {json_out}")

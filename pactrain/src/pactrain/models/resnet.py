@@ -1,10 +1,12 @@
-"""ResNet-18 (He et al. 2016) at 32x32 input, for throughput on generated images.
+"""ResNet-18 (He et al. 2016) at 32x32 input, on the real digits upsampled to 32x32.
 
 Why this layout: it is the ImageNet ResNet-18 (7x7 stride-2 stem, max-pool, four stages of
 two basic blocks, 1000-way head), so the gradient has the 11,689,512 entries (46.76 MB in
 fp32) that make it the usual communication-heavy benchmark. At 32x32 input its compute is
 small next to that gradient, which is the regime where the network, not the CPU, limits
-data-parallel training.
+data-parallel training. The task is scikit-learn's digits as 32x32 colour images (the
+shared digits task), so a race to a test accuracy means something; the 1000-way head is
+kept (labels use the first 10 classes) so the gradient stays the textbook size.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from pactrain.data.digits import random_shifts, to_rgb32
 from pactrain.models import register_model
-from pactrain.models.image_task import generated_image_spec
+from pactrain.models.digits_task import digits_spec
 
 
 class BasicBlock(nn.Module):
@@ -64,8 +67,9 @@ class ResNet18(nn.Module):
 
 NUM_CLASSES = 1000
 
-SPEC = register_model(generated_image_spec(
-    "resnet18", ResNet18, NUM_CLASSES, default_lr=0.05,
-    description="ImageNet ResNet-18 (11.69 M parameters) on generated 32x32 images",
-    parameters=11_689_512,
+SPEC = register_model(digits_spec(
+    "resnet18", lambda: ResNet18(NUM_CLASSES), view=to_rgb32, augment=random_shifts(1),
+    default_lr=0.02, default_batch_size=32,
+    description="ImageNet ResNet-18 (11.69 M parameters) on the real digits at 32x32",
+    extra={"parameters": 11_689_512},
 ))
