@@ -28,14 +28,20 @@ def _throughput_panel(ax: Any, lines: list[dict[str, Any]], model: str) -> None:
         x = _bandwidth_value(line["bandwidth"])
         if line["model"] == model and line.get("samples_per_s") and x is not None:
             series[line["method"]].append((x, line["samples_per_s"]))
+    ax.set_ylabel("samples/s")
+    ax.grid(True, which="both", alpha=0.3)
+    if not series:  # unthrottled (loopback): no bandwidth axis, one bar per method
+        speeds = {line["method"]: line["samples_per_s"] for line in lines
+                  if line["model"] == model and line.get("samples_per_s")}
+        ax.bar(list(speeds), list(speeds.values()))
+        ax.set_title(f"{model}: throughput (unthrottled)")
+        return
     for method, points in series.items():
         points.sort()
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=method)
     ax.set_xscale("log")
     ax.set_xlabel("bandwidth per worker link (Mbit/s)")
-    ax.set_ylabel("samples/s")
     ax.set_title(f"{model}: throughput")
-    ax.grid(True, which="both", alpha=0.3)
 
 
 def _race_panel(ax: Any, curves: list[dict[str, Any]], target: float | None) -> None:

@@ -84,7 +84,9 @@ def test_markdown_table_and_plots(tmp_path: Path) -> None:
     validate(document)
     out = plot_bench(document, tmp_path / "bench.png")  # 1 throughput + 4 race panels
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    without_race = plot_bench({**document, "curves": []}, tmp_path / "runs.png")
+    loopback = [{**row, "bandwidth": "loopback"} for row in rows]  # bars, no rate axis
+    without_race = plot_bench({**document, "rows": loopback, "curves": []},
+                              tmp_path / "runs.png")
     assert without_race.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
