@@ -28,9 +28,11 @@ def test_bench_runs_the_grid_and_writes_a_valid_document(tmp_path: Path) -> None
     document = json.loads(out.read_text())
     validate(document)
     rows = document["rows"]
-    assert [r["method"] for r in rows] == ["dense", "topk"]
+    assert [r["method"] for r in rows] == ["dense", "topk", "no-comm"]  # + compute floor
     assert all(r["error"] is None and r["samples_per_s"] > 0 for r in rows), (
         [(r["method"], r["error"]) for r in rows], stdout[-3000:], stderr[-3000:])
+    assert rows[2]["payload_bytes_per_step"] == 0 and rows[2]["exposed_comm_s_per_step"] == 0
+    assert all(r["exposed_comm_s_per_step"] is not None for r in rows)
     assert rows[1]["payload_bytes_per_step"] < rows[0]["payload_bytes_per_step"]
     assert "topk" in stdout
     assert png.exists()

@@ -26,9 +26,38 @@ from pactrain.plots import plot_bench
 
 def test_grid_interleaves_methods_and_rotates_them_per_repeat() -> None:
     config = BenchConfig(models=["m"], methods=["a", "b", "c"], bandwidths=["10mbit"],
-                         repeats=2)
+                         repeats=2, compute_floor=False)
     order = [(c.method, c.repeat) for c in config.cells()]
     assert order == [("a", 0), ("b", 0), ("c", 0), ("b", 1), ("c", 1), ("a", 1)]
+
+
+def test_compute_floor_runs_once_per_repeat_at_the_first_bandwidth() -> None:
+    config = BenchConfig(models=["m"], methods=["a", "b"], bandwidths=["10mbit", "1gbit"],
+                         repeats=2)
+    floor = [(c.bandwidth, c.repeat) for c in config.cells() if c.method == "no-comm"]
+    assert floor == [("10mbit", 0), ("10mbit", 1)]
+    assert sum(c.bandwidth == "1gbit" for c in config.cells()) == 4
+
+
+def test_exposed_communication_is_step_time_above_the_compute_floor() -> None:
+    rows = add_derived([_row("no-comm", 64.0, 0.0), _row("pactrain", 32.0, 50.0),
+                        _row("dense", 16.0, 1000.0)])
+    step = {r["method"]: r["step_s"] for r in rows}
+    assert step["no-comm"] == pytest.approx(rows[0]["batch_size"] * rows[0]["workers"] / 64)
+    assert rows[1]["exposed_comm_s_per_step"] == pytest.approx(step["pactrain"] - step["no-comm"])
+    assert rows[2]["exposed_comm_s_per_step"] == pytest.approx(3 * step["no-comm"])
+    assert rows[0]["exposed_comm_s_per_step"] == pytest.approx(0.0)
+    assert add_derived([_row("dense", 16.0, 1.0)])[0]["exposed_comm_s_per_step"] is None
+
+
+def test_methods_refuse_options_they_do_not_read() -> None:
+    from pactrain.methods import get_method
+
+    get_method("powersgd").check_options({"rank": 2})
+    with pytest.raises(ValueError, match="accepts: density"):
+        get_method("topk").check_options({"densty": 0.1})
+    with pytest.raises(ValueError, match="takes no option rank"):
+        get_method("powersgd-r1").check_options({"rank": 4})
 
 
 def test_config_refuses_what_cannot_be_measured() -> None:
@@ -39,6 +68,8 @@ def test_config_refuses_what_cannot_be_measured() -> None:
     assert BenchConfig(powersgd_rank=2).method_options("powersgd") == {"rank": 2}
     assert BenchConfig(topk_density=0.01).method_options("dgc") == {"density": 0.01}
     assert BenchConfig().method_options("topk") == {}
+    assert BenchConfig(powersgd_rank=2).method_options("powersgd-r1") == {}  # fixed rank
+    assert BenchConfig(topk_density=0.01).method_options("pactrain") == {}
 
 
 def _row(method: str, speed: float, payload: float, accuracy: float | None = None) -> dict:

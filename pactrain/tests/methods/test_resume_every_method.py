@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import torch
 
+from pactrain.data.digits import load_split
 from pactrain.methods import load_builtin_methods
-from pactrain.models.digits_cnn import load_split
 from pactrain.train.config import RunConfig
 from pactrain.train.local_group import LocalGroupError, run_on_local_group
 from pactrain.train.loop import pruning_config, train_rank

@@ -33,9 +33,17 @@ class BenchConfig:
         topk_density: fraction kept by top-k and DGC (``None``: ``1 - sparsity``).
         time_to_accuracy: target test accuracy of the race, or ``None`` (no race). Every
             classifier in ``models`` races under every method at every bandwidth.
-        tta_max_steps, tta_eval_every: budget and evaluation interval of that race.
+        tta_max_steps, tta_eval_every: step budget and evaluation interval of that race.
+        tta_budget_s: training-time budget of one entrant (it stops at the first
+            evaluation after it; ``None``: only the step budget).
+        tta_prune_end: the methods that prune reach ``sparsity`` at this fraction of
+            ``tta_max_steps`` (gradual cubic schedule from step 0): early, because until
+            the masks are sparse a pruning method sends (nearly) dense gradients.
         tta_batch_size: per-worker batch of the race (``None``: each model's default, the
             batch its default learning rate was tuned for; ``batch_size`` is the grid's).
+        compute_floor: also run ``no-comm`` (gradients stay local, nothing is sent) once
+            per repeat at the first bandwidth of each model: the compute floor against
+            which the report computes every row's exposed communication per step.
         run_timeout_s: a run that takes longer is killed and reported as failed.
         seed: model init, data order, stochastic compression.
     """
@@ -56,6 +64,9 @@ class BenchConfig:
     tta_max_steps: int = 400
     tta_eval_every: int = 50
     tta_batch_size: int | None = None
+    tta_budget_s: float | None = 600.0
+    tta_prune_end: float = 0.2
+    compute_floor: bool = True
     run_timeout_s: float = 1800.0
     seed: int = 0
 
@@ -69,18 +80,22 @@ class BenchConfig:
             raise ValueError(f"--sparsity must be in [0, 1), got {self.sparsity}")
         if self.workers < 2:
             raise ValueError("--workers must be at least 2: one worker communicates nothing")
+        if not 0.0 <= self.tta_prune_end <= 1.0:
+            raise ValueError(f"--tta-prune-end must be in [0, 1], got {self.tta_prune_end}")
         if self.time_to_accuracy is not None and self.tta_eval_every > self.tta_max_steps:
             raise ValueError(
                 f"--tta-eval-every {self.tta_eval_every} exceeds --tta-max-steps "
                 f"{self.tta_max_steps}, so the race would never evaluate; lower it")
 
     def method_options(self, method: str) -> dict[str, Any]:
-        """Options handed to ``method``'s factory."""
-        if method == "powersgd":
-            return {"rank": self.powersgd_rank}
-        if method in ("topk", "dgc") and self.topk_density is not None:
-            return {"density": self.topk_density}
-        return {}
+        """The bench's settings that ``method`` reads (it declares them in
+        ``MethodSpec.options``; no per-name routing here)."""
+        from pactrain.methods import get_method
+
+        offered: dict[str, Any] = {"rank": self.powersgd_rank}
+        if self.topk_density is not None:
+            offered["density"] = self.topk_density
+        return get_method(method).pick_options(offered)
 
     def cells(self) -> list[Cell]:
         """The grid, model- then bandwidth-major, methods interleaved.
@@ -91,10 +106,13 @@ class BenchConfig:
         """
         out = []
         for model in self.models:
-            for bandwidth in self.bandwidths:
+            for first, bandwidth in enumerate(self.bandwidths):
+                methods = list(self.methods)
+                if self.compute_floor and first == 0 and "no-comm" not in methods:
+                    methods.append("no-comm")
                 for repeat in range(self.repeats):
-                    shift = repeat % len(self.methods)
-                    order = self.methods[shift:] + self.methods[:shift]
+                    shift = repeat % len(methods)
+                    order = methods[shift:] + methods[:shift]
                     out += [Cell(model, m, bandwidth, repeat) for m in order]
         return out
 

@@ -11,6 +11,10 @@ JSON: ``{"rows": [...], "environment": {...}, "curves": [...]}``. Each row is on
 - ``ideal_bytes_per_step``: ``(1 - sparsity) x`` the dense fp32 gradient;
 - ``ratio_to_ideal``: ``payload_bytes_per_step / ideal_bytes_per_step``;
 - ``speedup_vs_dense``: samples/s over the mean of ``dense`` at the same model and bandwidth;
+- ``step_s``: seconds per optimizer step (global batch / samples per second);
+- ``exposed_comm_s_per_step``: ``step_s`` minus the compute floor's (the ``no-comm``
+  method's mean ``step_s`` for the same model): the communication and compression time the
+  backward pass did not hide (``None`` without a floor row);
 - ``accuracy`` (classifiers) and ``perplexity`` (language models) at the end of the run;
 - ``error``: why the run failed, else ``None``.
 
@@ -43,12 +47,22 @@ REQUIRED_CURVE_FIELDS = (
 
 
 def add_derived(rows: list[Row]) -> list[Row]:
-    """Fill ``ideal_bytes_per_step``, ``ratio_to_ideal`` and ``speedup_vs_dense`` in place."""
+    """Fill ``ideal_bytes_per_step``, ``ratio_to_ideal``, ``speedup_vs_dense``, ``step_s``
+    and ``exposed_comm_s_per_step`` in place."""
     dense: dict[tuple[str, str], list[float]] = defaultdict(list)
     for row in rows:
         if row["method"] == "dense" and row.get("samples_per_s"):
             dense[(row["model"], row["bandwidth"])].append(row["samples_per_s"])
+    floor: dict[str, list[float]] = defaultdict(list)
     for row in rows:
+        row["step_s"] = (row["batch_size"] * row["workers"] / row["samples_per_s"]
+                         if row.get("samples_per_s") and row.get("batch_size") else None)
+        if row["method"] == "no-comm" and row["step_s"]:
+            floor[row["model"]].append(row["step_s"])
+    for row in rows:
+        base_step = floor.get(row["model"])
+        row["exposed_comm_s_per_step"] = (row["step_s"] - statistics.mean(base_step)
+                                          if base_step and row["step_s"] else None)
         full = row.get("dense_payload_bytes_per_step")
         ideal = full * (1.0 - row["sparsity"]) if full else None
         row["ideal_bytes_per_step"] = ideal
@@ -71,7 +85,8 @@ def summarize(rows: list[Row]) -> list[Row]:
         line: Row = {"model": model, "bandwidth": bandwidth, "method": method,
                      "runs": len(ok), "failed": len(group) - len(ok)}
         for key in ("samples_per_s", "speedup_vs_dense", "payload_bytes_per_step",
-                    "wire_bytes_per_step", "ratio_to_ideal", "accuracy", "perplexity"):
+                    "wire_bytes_per_step", "ratio_to_ideal", "exposed_comm_s_per_step",
+                    "accuracy", "perplexity"):
             values = [r[key] for r in ok if r.get(key) is not None]
             line[key] = statistics.mean(values) if values else None
             if key == "samples_per_s" and len(values) > 1:
@@ -93,7 +108,7 @@ def _metric(line: Row) -> str:
 
 
 TABLE_HEADERS = ("model", "bandwidth", "method", "samples/s", "vs dense", "payload MB/step",
-                 "wire MB/step", "payload/ideal", "metric")
+                 "wire MB/step", "payload/ideal", "exposed s/step", "metric")
 
 
 def table_cells(line: Row) -> list[str]:
@@ -110,6 +125,7 @@ def table_cells(line: Row) -> list[str]:
         _fmt(payload / mb if payload is not None else None, ".2f"),
         _fmt(wire / mb if wire is not None else None, ".2f"),
         _fmt(line.get("ratio_to_ideal"), ".2f"),
+        _fmt(line.get("exposed_comm_s_per_step"), ".3f"),
         _metric(line),
     ]
 

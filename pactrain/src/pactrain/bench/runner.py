@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -110,6 +109,8 @@ class Curve:
     points: list[tuple[float, int, float]] = field(default_factory=list)  # (s, step, acc)
     reached_s: float | None = None
     reached_step: int | None = None
+    payload_bytes_per_step: float | None = None  # averaged over the whole race
+    wire_bytes_per_step: float | None = None
     error: str | None = None
 
 
@@ -120,15 +121,18 @@ def race_to_accuracy(
     """Train ``model`` under ``method`` at ``bandwidth`` until test accuracy >= the target.
 
     1. Shape the links to ``bandwidth``.
-    2. Train in chunks of ``tta_eval_every`` steps (stop, checkpoint, resume: the loop and
-       the batch stream resume bit-identically), at the race's batch size
-       (``tta_batch_size``, else the model's default, the batch its default lr suits).
-    3. After each chunk rank 0 evaluates on the held-out set; the point (wall, step,
-       accuracy) joins the curve; stop at the target or after ``tta_max_steps``.
+    2. One training run of at most ``tta_max_steps`` at the race's batch size
+       (``tta_batch_size``, else the model's default, the batch its default lr suits);
+       pruning (for the methods that prune) follows the gradual schedule from step 0 to
+       ``tta_prune_end`` x ``tta_max_steps``.
+    3. Every ``tta_eval_every`` steps rank 0 evaluates on the held-out set with the
+       training clock paused (:class:`pactrain.train.held_out.HeldOutCurve`); the point
+       (training s, step, accuracy) joins the curve; all ranks stop together at the
+       target, after ``tta_budget_s`` seconds of training, or at ``tta_max_steps``.
 
-    Wall time is the sum of the chunks' training time (process start-up and evaluation
-    excluded). Pruning follows the gradual schedule over ``tta_max_steps``, as in real
-    training. A failed chunk ends the curve with ``error`` set.
+    Wall time is training time only (process start-up, the link probe and evaluations
+    excluded), from the first step: DDP's bucket rebuild and every warm-up count. A
+    failed run ends the curve with ``error`` set.
     """
     if config.time_to_accuracy is None:
         raise ValueError("race_to_accuracy needs a target: set time_to_accuracy "
@@ -136,33 +140,38 @@ def race_to_accuracy(
     network.shape(bandwidth)
     curve = Curve(model, method, network.label(bandwidth))
     cell = Cell(model, method, bandwidth, 0)
-    wall = 0.0
-    with tempfile.TemporaryDirectory(prefix="pactrain-tta-") as tmp:
-        checkpoint = str(Path(tmp) / "ckpt.pt")
-        for stop in range(config.tta_eval_every, config.tta_max_steps + 1,
-                          config.tta_eval_every):
-            run = run_config(
-                config, cell, steps=config.tta_max_steps, stop_after=stop, warmup_steps=0,
-                batch_size=config.tta_batch_size, prune_start=0.1, prune_end=0.6,
-                checkpoint=checkpoint,
-                resume=checkpoint if stop > config.tta_eval_every else None,
-            )
-            try:
-                result = run_training(run, command_prefix_for_rank=network.prefix,
-                                      master_addr=network.master_addr,
-                                      timeout_s=config.run_timeout_s, progress=False)
-            except (WorkerFailedError, TrainingTimeoutError) as err:
-                curve.error = str(err)[-2000:]
-                return curve
-            wall += result["elapsed_s"]
-            accuracy = float(result["final_test_accuracy"])
-            curve.points.append((wall, stop, accuracy))
-            if on_point:
-                on_point()
-            if accuracy >= config.time_to_accuracy:
-                curve.reached_s, curve.reached_step = wall, stop
-                return curve
+    run = run_config(
+        config, cell, steps=config.tta_max_steps, warmup_steps=0,
+        batch_size=config.tta_batch_size, prune_start=0.0, prune_end=config.tta_prune_end,
+        eval_every=config.tta_eval_every, target_metric=config.time_to_accuracy,
+        train_budget_s=config.tta_budget_s, evaluate=False,
+    )
+    try:
+        result = run_training(run, command_prefix_for_rank=network.prefix,
+                              master_addr=network.master_addr,
+                              timeout_s=config.run_timeout_s, progress=False)
+    except (WorkerFailedError, TrainingTimeoutError) as err:
+        curve.error = str(err)[-2000:]
+        return curve
+    curve.points = [tuple(point) for point in result["eval_curve"]]
+    curve.reached_s, curve.reached_step = result["reached_s"], result["reached_step"]
+    curve.payload_bytes_per_step = result["payload_bytes_per_step"]
+    curve.wire_bytes_per_step = result.get("wire_tx_bytes_per_step")
+    if on_point:
+        on_point()
     return curve
+
+
+def race_line(curve: Curve) -> str:
+    """One log line per entrant: when it reached the target, or where it ended."""
+    where = f"time to accuracy {curve.model} {curve.bandwidth} {curve.method}: "
+    if curve.error:
+        return where + "failed: " + curve.error.splitlines()[0]
+    if curve.reached_s is not None:
+        return where + f"{curve.reached_s:.1f} s (step {curve.reached_step})"
+    last = curve.points[-1] if curve.points else None
+    return where + ("not reached" + (f", {100 * last[2]:.1f}% after {last[0]:.0f} s "
+                                     f"(step {last[1]})" if last else ""))
 
 
 def race_models(config: BenchConfig, models: Registry[ModelSpec]) -> list[str]:
@@ -285,23 +294,19 @@ def run_bench(
                 if left_out:
                     console.print(f"time to accuracy: {', '.join(left_out)} left out "
                                   "(no test accuracy)")
-                chunks = config.tta_max_steps // config.tta_eval_every
-                task = bar.add_task("time to accuracy", total=len(race) * chunks)
+                task = bar.add_task("time to accuracy", total=len(race))
                 raced: set[tuple[str, str, str]] = set()
                 for cell in race:
                     label = network.label(cell.bandwidth)
-                    if (cell.model, label, cell.method) in raced:  # unthrottled: all one
-                        bar.advance(task, chunks)                  # loopback, run it once
-                        continue
-                    raced.add((cell.model, label, cell.method))
-                    bar.update(task, description=f"time to accuracy: {cell.model} {label} "
-                                                 f"{cell.method}")
-                    done_before = bar.tasks[task].completed
-                    curve = race_to_accuracy(config, cell.model, cell.method, network,
-                                             cell.bandwidth,
-                                             on_point=lambda t=task: bar.advance(t))
-                    curves.append(curve)
-                    bar.update(task, completed=done_before + chunks)
+                    if (cell.model, label, cell.method) not in raced:  # unthrottled: one
+                        raced.add((cell.model, label, cell.method))    # loopback, run once
+                        bar.update(task, description=f"time to accuracy: {cell.model} "
+                                                     f"{label} {cell.method}")
+                        curve = race_to_accuracy(config, cell.model, cell.method, network,
+                                                 cell.bandwidth)
+                        curves.append(curve)
+                        console.print(race_line(curve))
+                    bar.advance(task)
         env = environment(config, network)
     return {"rows": add_derived(rows), "environment": env,
             "curves": [vars(c) for c in curves]}

@@ -35,6 +35,15 @@ def bench(
     tta_batch_size: int | None = typer.Option(
         None, help="Batch size per worker in the race (default: each model's own, the "
         "batch its default learning rate suits)."),
+    tta_budget: float | None = typer.Option(
+        600.0, help="Training seconds one race entrant may spend before it is stopped at "
+        "its next evaluation (0 or less: no time budget, only --tta-max-steps)."),
+    tta_prune_end: float = typer.Option(
+        0.2, help="In the race, pruning methods reach --sparsity at this fraction of "
+        "--tta-max-steps (cubic schedule from step 0)."),
+    compute_floor: bool = typer.Option(
+        True, help="Also run no-comm (nothing sent) per model, to report each method's "
+        "exposed communication per step."),
     json_out: str | None = typer.Option(None, "--json", help="Write the rows here."),
     plot: str | None = typer.Option(None, help="Write PNG plots here."),
     no_throttle: bool = typer.Option(False, help="Run on loopback even as root."),
@@ -74,6 +83,8 @@ def bench(
             topk_density=topk_density, time_to_accuracy=time_to_accuracy,
             tta_max_steps=tta_max_steps, tta_eval_every=tta_eval_every,
             tta_batch_size=tta_batch_size,
+            tta_budget_s=tta_budget if tta_budget and tta_budget > 0 else None,
+            tta_prune_end=tta_prune_end, compute_floor=compute_floor,
             run_timeout_s=run_timeout, seed=seed,
         )
     except ValueError as err:

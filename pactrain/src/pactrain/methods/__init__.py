@@ -132,6 +132,8 @@ class MethodSpec:
         uses_pruning: run PacTrain's gradual pruning and mask tracker under this method.
         lossy: whether the averaged gradient differs from the exact (masked) average.
         description: one line for ``--help`` and reports.
+        options: the names of ``MethodConfig.options`` the factory reads (a bench or a
+            user passing any other name gets an error naming these, not a silent no-op).
     """
 
     name: str
@@ -139,6 +141,20 @@ class MethodSpec:
     uses_pruning: bool
     lossy: bool = False
     description: str = ""
+    options: tuple[str, ...] = ()
+
+    def check_options(self, options: dict[str, Any]) -> None:
+        """Refuse option names this method does not read (typos, another method's)."""
+        unknown = sorted(set(options) - set(self.options))
+        if unknown:
+            accepted = ", ".join(self.options) if self.options else "none"
+            raise ValueError(f"method {self.name!r} takes no option {', '.join(unknown)}; "
+                             f"it accepts: {accepted}")
+
+    def pick_options(self, offered: dict[str, Any]) -> dict[str, Any]:
+        """The subset of ``offered`` (e.g. a bench's settings for every method) that this
+        method reads."""
+        return {key: value for key, value in offered.items() if key in self.options}
 
 
 METHODS: Registry[MethodSpec] = Registry("method")

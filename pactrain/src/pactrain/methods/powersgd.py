@@ -324,4 +324,6 @@ for _name, _rank, _description in (
     register_method(MethodSpec(
         name=_name, factory=functools.partial(make_powersgd, rank=_rank), uses_pruning=False,
         lossy=True, description=_description,
+        options=(("rank",) if _rank is None else ()) + (
+            "start_iter", "min_compression_rate", "warm_start"),
     ))

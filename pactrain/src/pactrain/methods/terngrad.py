@@ -121,4 +121,5 @@ def make_terngrad(
 SPEC = register_method(MethodSpec(
     name="terngrad", factory=make_terngrad, uses_pruning=False, lossy=True,
     description="TernGrad: shared-scale stochastic ternary codes summed as int8",
+    options=("clip_sigma",),
 ))

@@ -113,4 +113,5 @@ def make_topk(
 SPEC = register_method(MethodSpec(
     name="topk", factory=make_topk, uses_pruning=False, lossy=True,
     description="top-k with error feedback; values and indices all-gathered",
+    options=("density",),
 ))

@@ -105,6 +105,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     torch.set_num_threads(1)
     spec = get_model(config.model)
     method_spec = get_method(config.method)
+    method_spec.check_options(config.method_options)
     batch_size = config.batch_size or spec.default_batch_size
     lr = config.lr if config.lr is not None else spec.default_lr
 
