@@ -109,6 +109,7 @@ class Curve:
     points: list[tuple[float, int, float]] = field(default_factory=list)  # (s, step, acc)
     reached_s: float | None = None
     reached_step: int | None = None
+    target: float | None = None  # the test accuracy raced to
     payload_bytes_per_step: float | None = None  # averaged over the whole race
     wire_bytes_per_step: float | None = None
     error: str | None = None
@@ -138,7 +139,7 @@ def race_to_accuracy(
         raise ValueError("race_to_accuracy needs a target: set time_to_accuracy "
                          "(--time-to-accuracy 0.95)")
     network.shape(bandwidth)
-    curve = Curve(model, method, network.label(bandwidth))
+    curve = Curve(model, method, network.label(bandwidth), target=config.time_to_accuracy)
     cell = Cell(model, method, bandwidth, 0)
     run = run_config(
         config, cell, steps=config.tta_max_steps, warmup_steps=0,
