@@ -44,6 +44,59 @@ def _throughput_panel(ax: Any, lines: list[dict[str, Any]], model: str) -> None:
     ax.set_title(f"{model}: throughput")
 
 
+def _bytes_panel(ax: Any, lines: list[dict[str, Any]], model: str) -> None:
+    """Payload and wire bytes per step per method (log scale) against the ideal, the
+    density x dense fp32 gradient, at the first bandwidth measured for ``model``."""
+    mine = [line for line in lines if line["model"] == model
+            and line.get("payload_bytes_per_step") is not None]
+    if not mine:
+        return
+    bandwidth = mine[0]["bandwidth"]
+    mine = [line for line in mine if line["bandwidth"] == bandwidth
+            and line["payload_bytes_per_step"] > 0]
+    names = [line["method"] for line in mine]
+    xs = range(len(names))
+    ax.bar([x - 0.2 for x in xs], [line["payload_bytes_per_step"] / 1e6 for line in mine],
+           width=0.4, label="payload (hook)")
+    wire = [(line.get("wire_bytes_per_step") or 0) / 1e6 for line in mine]
+    if any(wire):
+        ax.bar([x + 0.2 for x in xs], wire, width=0.4, label="wire (eth0 tx)")
+    ideal = next((line.get("ideal_bytes_per_step") for line in mine
+                  if line.get("ideal_bytes_per_step")), None)
+    if ideal:
+        ax.axhline(ideal / 1e6, color="grey", linestyle="--", linewidth=1,
+                   label="ideal fp32 (density x dense)")
+    ax.set_xticks(list(xs), names, rotation=45, ha="right", fontsize="small")
+    ax.set_yscale("log")
+    ax.set_ylabel("MB per step per worker")
+    ax.set_title(f"{model} at {bandwidth}: bytes per step")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+
+
+def _exposed_panel(ax: Any, lines: list[dict[str, Any]], model: str) -> None:
+    """Exposed communication per step (step time above the no-comm compute floor), one
+    bar group per method, one bar per bandwidth."""
+    mine = [line for line in lines if line["model"] == model
+            and line.get("exposed_comm_s_per_step") is not None and line["method"] != "no-comm"]
+    if not mine:
+        ax.set_visible(False)
+        return
+    methods = list(dict.fromkeys(line["method"] for line in mine))
+    bandwidths = list(dict.fromkeys(line["bandwidth"] for line in mine))
+    width = 0.8 / len(bandwidths)
+    for i, bandwidth in enumerate(bandwidths):
+        values = {line["method"]: line["exposed_comm_s_per_step"] for line in mine
+                  if line["bandwidth"] == bandwidth}
+        ax.bar([m + i * width - 0.4 + width / 2 for m in range(len(methods))],
+               [max(values.get(name, 0.0), 1e-3) for name in methods], width=width,
+               label=bandwidth)
+    ax.set_xticks(range(len(methods)), methods, rotation=45, ha="right", fontsize="small")
+    ax.set_yscale("log")
+    ax.set_ylabel("s per step above the compute floor")
+    ax.set_title(f"{model}: exposed communication")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+
+
 def _race_panel(ax: Any, curves: list[dict[str, Any]], target: float | None) -> None:
     """Test accuracy against training wall time, one line per method, for one (model,
     bandwidth) of the time-to-accuracy race."""
@@ -66,9 +119,10 @@ def _run_points_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
 
 
 def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
-    """Throughput against bandwidth per method (one panel per model), then accuracy against
-    training wall time: one panel per (model, bandwidth) of the time-to-accuracy race if it
-    ran, else one panel with a point per run."""
+    """Per model: throughput against bandwidth per method, bytes per step against the
+    ideal, exposed communication per method; then accuracy against training wall time: one
+    panel per (model, bandwidth) of the time-to-accuracy race if it ran, else one panel
+    with a point per run."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -79,15 +133,21 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
     races: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for curve in document.get("curves") or []:
         races.setdefault((curve["model"], curve["bandwidth"]), []).append(curve)
-    panels = len(models) + max(1, len(races))
+    per_model = 3  # throughput, bytes per step, exposed communication
+    panels = per_model * len(models) + max(1, len(races))
     cols = min(panels, 3)
     rows_n = -(-panels // cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 4 * rows_n), squeeze=False)
     flat = list(axes.flat)
-    for ax, model in zip(flat, models, strict=False):
-        _throughput_panel(ax, lines, model)
+    for i, model in enumerate(models):
+        _throughput_panel(flat[per_model * i], lines, model)
+        _bytes_panel(flat[per_model * i + 1], lines, model)
+        _exposed_panel(flat[per_model * i + 2], lines, model)
     target = (document.get("environment", {}).get("config") or {}).get("time_to_accuracy")
-    accuracy_axes = flat[len(models):len(models) + max(1, len(races))]
+    target = target or next((c.get("target") for c in document.get("curves") or []
+                             if c.get("target")), None)
+    first = per_model * len(models)
+    accuracy_axes = flat[first:first + max(1, len(races))]
     if races:
         for ax, group in zip(accuracy_axes, races.values(), strict=True):
             _race_panel(ax, group, target)
@@ -97,10 +157,10 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
         ax.set_xlabel("training wall time (s)")
         ax.set_ylabel("test accuracy (%)")
         ax.grid(True, alpha=0.3)
-    for ax in flat[:len(models) + len(accuracy_axes)]:
+    for ax in flat[:first + len(accuracy_axes)]:
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize="small")
-    for ax in flat[len(models) + len(accuracy_axes):]:
+    for ax in flat[first + len(accuracy_axes):]:
         ax.set_visible(False)
     fig.tight_layout()
     out = Path(path)

@@ -85,7 +85,8 @@ def summarize(rows: list[Row]) -> list[Row]:
         line: Row = {"model": model, "bandwidth": bandwidth, "method": method,
                      "runs": len(ok), "failed": len(group) - len(ok)}
         for key in ("samples_per_s", "speedup_vs_dense", "payload_bytes_per_step",
-                    "wire_bytes_per_step", "ratio_to_ideal", "exposed_comm_s_per_step",
+                    "wire_bytes_per_step", "ideal_bytes_per_step", "ratio_to_ideal",
+                    "exposed_comm_s_per_step",
                     "accuracy", "perplexity"):
             values = [r[key] for r in ok if r.get(key) is not None]
             line[key] = statistics.mean(values) if values else None
