@@ -67,6 +67,10 @@ class ResNet18(nn.Module):
 
 NUM_CLASSES = 1000
 
+#: Why these defaults: with SGD momentum 0.9, dense, 4 workers, batch 32 per worker and lr
+#: 0.02 passed 95% test accuracy by step 30-50 in a sweep over lr {0.02, 0.05, 0.1} x batch
+#: {16, 32}; lr 0.05 and 0.1 were slower and noisier, batch 16 needed more steps (and steps
+#: are what a slow link charges for). 1-pixel shifts kept the accuracy above 95% once there.
 SPEC = register_model(digits_spec(
     "resnet18", lambda: ResNet18(NUM_CLASSES), view=to_rgb32, augment=random_shifts(1),
     default_lr=0.02, default_batch_size=32,

@@ -60,6 +60,12 @@ class ViTTiny(nn.Module):
         self.blocks = nn.ModuleList(EncoderBlock(dim, heads) for _ in range(depth))
         self.norm = nn.LayerNorm(dim)
         self.head = nn.Linear(dim, num_classes)
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                # The ViT paper's initialisation; under plain SGD it learned the digits
+                # faster than PyTorch's default (74% against 66% test accuracy at step 100).
+                nn.init.trunc_normal_(module.weight, std=0.02)
+                nn.init.zeros_(module.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.patchify(x).flatten(2).transpose(1, 2)
@@ -71,9 +77,13 @@ class ViTTiny(nn.Module):
 
 NUM_CLASSES = 10
 
+#: Why these defaults: under SGD momentum 0.9 with 4 workers, batch 16 per worker at lr 0.005
+#: learned more per sample than batch 8 at lr 0.002-0.003 (91% against 90% after 9,600
+#: samples) in half the steps; lr 0.01 and above were slower; random shifts slowed it
+#: (a ViT has no built-in translation invariance to lean on), so there are none.
 SPEC = register_model(digits_spec(
-    "vit-tiny", lambda: ViTTiny(NUM_CLASSES), view=to_rgb32, default_lr=0.003,
-    default_batch_size=8,
+    "vit-tiny", lambda: ViTTiny(NUM_CLASSES), view=to_rgb32, default_lr=0.005,
+    default_batch_size=16,
     description="ViT-Tiny (192 wide, 12 blocks, 8x8 patches, 5.38 M parameters) on the real "
                 "digits at 32x32",
     extra={"parameters": 5_381_194},
