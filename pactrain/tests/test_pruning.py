@@ -100,3 +100,24 @@ def test_state_dict_round_trip_restores_masks_and_position() -> None:
     target.load_state_dict(source.state_dict())
     assert all(torch.equal(target.masks[n], source.masks[n]) for n in source.masks)
     assert target.last_update_step == 5 and not target.maybe_update(5)
+
+
+def test_keep_mask_prunes_what_a_stable_sort_would_with_ties() -> None:
+    """The linear-time selection (kthvalue + ties in index order) equals the stable
+    argsort it replaced, including many equal scores and already pruned ones (-1)."""
+    import math
+
+    import torch
+
+    from pactrain.pruning import GradualPruner
+
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(200):
+        n = int(torch.randint(1, 300, (1,), generator=generator))
+        scores = torch.randint(-1, 6, (n,), generator=generator).float()
+        sparsity = float(torch.rand(1, generator=generator))
+        expected = torch.ones(n, dtype=torch.bool)
+        n_prune = math.floor(sparsity * n)
+        if n_prune:
+            expected[torch.argsort(scores, stable=True)[:n_prune]] = False
+        assert torch.equal(GradualPruner._keep_mask(scores, sparsity), expected)

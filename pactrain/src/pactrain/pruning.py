@@ -163,11 +163,24 @@ class GradualPruner:
 
     @staticmethod
     def _keep_mask(scores: torch.Tensor, sparsity: float) -> torch.Tensor:
+        """Keep all but the ``floor(sparsity x n)`` lowest scores; among equal scores the
+        lower flat index is pruned first (what a stable sort would give).
+
+        Why not a stable ``argsort``: on resnet18's 11.7 M weights it took seconds per mask
+        update on one thread, and an early schedule updates every step. The k-th smallest
+        score (``kthvalue``, linear time) splits the weights into those strictly below it
+        (all pruned) and the ties at it (pruned in index order until k are), which is the
+        same set in O(n).
+        """
         n_prune = math.floor(sparsity * scores.numel())
         keep = torch.ones(scores.numel(), dtype=torch.bool, device=scores.device)
-        if n_prune > 0:
-            order = torch.argsort(scores, stable=True)
-            keep[order[:n_prune]] = False
+        if n_prune <= 0:
+            return keep
+        threshold = torch.kthvalue(scores, n_prune).values
+        below = scores < threshold
+        keep[below] = False
+        ties = (scores == threshold).nonzero().squeeze(1)
+        keep[ties[:n_prune - int(below.sum())]] = False
         return keep
 
     # -- enforcement ---------------------------------------------------------------------
