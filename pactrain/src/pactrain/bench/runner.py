@@ -117,7 +117,7 @@ class Curve:
 
 def race_to_accuracy(
     config: BenchConfig, model: str, method: str, network: BenchNetwork,
-    bandwidth: str | None, on_point: Callable[[], None] | None = None,
+    bandwidth: str | None,
 ) -> Curve:
     """Train ``model`` under ``method`` at ``bandwidth`` until test accuracy >= the target.
 
@@ -158,8 +158,6 @@ def race_to_accuracy(
     curve.reached_s, curve.reached_step = result["reached_s"], result["reached_step"]
     curve.payload_bytes_per_step = result["payload_bytes_per_step"]
     curve.wire_bytes_per_step = result.get("wire_tx_bytes_per_step")
-    if on_point:
-        on_point()
     return curve
 
 
