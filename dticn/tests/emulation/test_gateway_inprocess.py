@@ -9,8 +9,8 @@ import time
 
 from dticn.emulation.gateway import EmulatedGateway, serve_gateway
 from dticn.emulation.scenario import EdgeScenario
-from dticn.gateway.signalling import read_wait_hint
 from dticn.packets import ContentType, Data, Interest, decode_packet, name_from_str
+from dticn.schemes.signalling import read_wait_hint
 
 SCALE = 50.0
 

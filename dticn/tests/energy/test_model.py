@@ -3,7 +3,7 @@
 import pytest
 
 from dticn.energy.model import EnergyConfig, EnergyMeter
-from dticn.mac.states import RadioState
+from dticn.phy.states import RadioState
 
 
 def test_defaults_are_the_datasheet_figures() -> None:

@@ -6,9 +6,9 @@ import random
 
 from dticn.forwarder.face import RecordingFace
 from dticn.links.internet import InternetLink
-from dticn.links.lora import registration_in_cap
 from dticn.links.observer import PacketCounter, classify
 from dticn.packets import Data, Interest, NackReason, encode_nack, fragment, name_from_str
+from dticn.schemes.signalling import registration_in_cap
 from dticn.sim.kernel import EventKernel
 
 N = name_from_str

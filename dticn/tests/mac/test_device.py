@@ -33,7 +33,7 @@ def test_cap_frame_without_ack_is_retried_max_frame_retries_times() -> None:
 def test_channel_access_failure_after_max_backoffs_on_a_jammed_channel() -> None:
     net = _net()
     jam = Frame(FrameKind.DATA, 2, 99, 1, 20)
-    net.kernel.call_at(0.4, net.medium.transmit, 2, 0, 7, 14.0, jam, 30.0)   # 30 s on ch 0
+    net.kernel.call_at(0.4, net.medium.transmit, 2, 99, 0, 7, 14.0, jam, 30.0)  # 30 s on ch 0
     results: list[MacRequest] = []
     net.kernel.call_at(0.5, lambda: net.devices[1].send(0, b"hi", slot="cap",
                                                         on_result=results.append))

@@ -11,17 +11,9 @@ from dticn.mac.gts import (
     allocate_first_fit,
     allocate_static,
 )
-from dticn.mac.states import (
-    GTS_TRANSITIONS,
-    RADIO_TRANSITIONS,
-    GtsEvent,
-    GtsState,
-    IllegalTransition,
-    RadioEvent,
-    RadioState,
-    fire,
-)
+from dticn.mac.states import GTS_TRANSITIONS, GtsEvent, GtsState
 from dticn.mac.timing import DsmeTiming
+from dticn.phy.states import RADIO_TRANSITIONS, IllegalTransition, RadioEvent, RadioState, fire
 
 
 def test_static_schedule_single_channel_one_up_one_down() -> None:

@@ -2,7 +2,6 @@
 
 import pytest
 
-from dticn.mac.frames import Frame, FrameKind
 from dticn.phy.interference import InterferenceModel
 from dticn.phy.medium import Medium, Transmission
 from dticn.sim.kernel import EventKernel
@@ -37,8 +36,8 @@ def _run(frames: list[tuple[int, float, int, int, float]], *, inter_sf: str = "o
     ear = Ear()
     medium.attach(GATEWAY, ear)
     for sender, start, ch, sf, toa in frames:
-        frame = Frame(FrameKind.DATA, sender, GATEWAY, 1, 20)
-        kernel.call_at(start, medium.transmit, sender, ch, sf, 14.0, frame, toa)
+        frame = f"frame of {sender}"         # opaque to the medium
+        kernel.call_at(start, medium.transmit, sender, GATEWAY, ch, sf, 14.0, frame, toa)
     kernel.run()
     return sorted(ear.got), medium
 

@@ -12,7 +12,7 @@ import pytest
 from dticn.experiments.params import Experiment
 from dticn.experiments.world import World, item_name, node_prefix
 from dticn.packets import name_from_str
-from dticn.schemes.reflexive import RPT_PREFIX
+from dticn.schemes.signalling import RPT_PREFIX
 
 START = 100.0
 

@@ -15,12 +15,17 @@ Modes (one per scheme family, chosen by the configuration):
 
 from __future__ import annotations
 
-from dticn.apps.endpoint import Endpoint
 from dticn.apps.items import ItemLog
-from dticn.gateway.signalling import ack, read_reflexive_prefix, read_wait_hint
+from dticn.links.endpoint import Endpoint
 from dticn.packets import ContentType, Data, DecodeError, Interest, decode_data
 from dticn.packets.name import TYPE_PARAMS_SHA256, Name
-from dticn.schemes.reflexive import RNP_PREFIX, RPT_PREFIX
+from dticn.schemes.signalling import (
+    RNP_PREFIX,
+    RPT_PREFIX,
+    ack,
+    read_reflexive_prefix,
+    read_wait_hint,
+)
 
 RICE_RETRY_S = 1.0
 

@@ -8,14 +8,14 @@ out of the LoRa face in the next uplink GTS.
 
 from __future__ import annotations
 
-from dticn.apps.endpoint import Endpoint
 from dticn.apps.items import ItemLog
 from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
-from dticn.links.lora import REGISTRATION_PREFIX
+from dticn.links.endpoint import Endpoint
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
+from dticn.schemes.signalling import REGISTRATION_PREFIX
 
 REGISTRATION_RETRY_S = 64.0
 

@@ -1,7 +1,7 @@
 """Client side of delay-tolerant retrieval for python-ndn tools (``dticn get --wait-hints``).
 
 A RICE-like gateway answers a request at once with a wait hint (ContentType WAIT, a
-WaitTime TLV in milliseconds, :mod:`dticn.gateway.signalling`); the client asks again,
+WaitTime TLV in milliseconds, :mod:`dticn.schemes.signalling`); the client asks again,
 MustBeFresh, after the hint, until the content or a NACK comes. Times on the wire are the
 gateway's: an emulated gateway runs ``time_scale`` times faster than the wall clock and says
 so in its status (``/localhost/dticn/status``), so the client sleeps ``hint / time_scale``.
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dticn.gateway.signalling import CONTENT_TYPE_WAIT, TLV_WAIT_TIME
 from dticn.packets import ContentType, DecodeError
 from dticn.packets.tlv import decode_uint, iter_elements
+from dticn.schemes.signalling import CONTENT_TYPE_WAIT, TLV_WAIT_TIME
 
 STATUS_NAME = "/localhost/dticn/status"
 

@@ -5,7 +5,7 @@
     [node fwd] - node app   (one per node)
 
 It is the gateway half of :class:`~dticn.experiments.world.World`, built from the same
-parts (:class:`~dticn.links.lora.LoRaFace`, :class:`~dticn.gateway.scheme.GatewayContext`,
+parts (:class:`~dticn.links.lora.LoRaFace`, :class:`~dticn.schemes.gateway.GatewayContext`,
 the scheme from the registry, :class:`~dticn.apps.producer.NodeApp`), with the node names
 of an :class:`~dticn.emulation.scenario.EdgeScenario` instead of the artifact's ``/xid``.
 What is on the Internet side is the caller's business: the emulated gateway adds socket
@@ -18,7 +18,6 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from dticn.apps.endpoint import Endpoint
 from dticn.apps.items import ItemLog
 from dticn.apps.producer import NodeApp, NodePushHooks
 from dticn.emulation.scenario import EdgeScenario
@@ -28,9 +27,8 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.pit import PitEntry
-from dticn.gateway.scheme import GatewayContext, GatewayScheme
-from dticn.gateway.signalling import read_wait_hint, wait_hint
-from dticn.links.lora import REGISTRATION_PREFIX, GatewayRadio, LoRaFace, registration_in_cap
+from dticn.links.endpoint import Endpoint
+from dticn.links.lora import GatewayRadio, LoRaFace
 from dticn.links.observer import PacketCounter
 from dticn.net.stream import StreamFace, UdpFace
 from dticn.packets import Data, Interest
@@ -39,6 +37,13 @@ from dticn.radio.network import RadioNetwork
 from dticn.radio.topology import GATEWAY
 from dticn.schemes import get as get_config
 from dticn.schemes.base import SchemeConfig
+from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.signalling import (
+    REGISTRATION_PREFIX,
+    read_wait_hint,
+    registration_in_cap,
+    wait_hint,
+)
 
 LORA_LINK = "lora"
 STATUS_RECENT_ITEMS = 10

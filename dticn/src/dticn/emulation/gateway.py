@@ -34,7 +34,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dticn.apps.endpoint import Endpoint
 from dticn.emulation.edge import Edge, EdgeForwarder
 from dticn.emulation.realtime import RealtimeDriver
 from dticn.emulation.scenario import EdgeScenario
@@ -42,6 +41,7 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.pit import PitEntry
+from dticn.links.endpoint import Endpoint
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.listen import ListenUri, open_connection, open_listener
 from dticn.packets import Data, Interest

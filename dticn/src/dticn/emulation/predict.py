@@ -20,14 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dticn.apps.consumer import ConsumerApp
-from dticn.apps.endpoint import Endpoint
 from dticn.emulation.edge import Edge
 from dticn.emulation.scenario import EdgeScenario
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.links.endpoint import Endpoint
 from dticn.links.internet import InternetLink
 from dticn.packets.name import name_from_str, name_to_str
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.reflexive import RFX_PREFIX, RNP_PREFIX, RPT_PREFIX
+from dticn.schemes.signalling import RFX_PREFIX, RNP_PREFIX, RPT_PREFIX
 
 TAIL_S = 200.0
 """Virtual seconds simulated after the last request or production (RICE deadline 150 s)."""

@@ -21,15 +21,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dticn.apps.consumer import ConsumerApp
-from dticn.apps.endpoint import Endpoint
 from dticn.apps.items import ItemLog
 from dticn.apps.producer import NodeApp, NodePushHooks
 from dticn.experiments.params import Experiment
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
-from dticn.gateway.scheme import GatewayContext, GatewayScheme
+from dticn.links.endpoint import Endpoint
 from dticn.links.internet import InternetLink
-from dticn.links.lora import REGISTRATION_PREFIX, GatewayRadio, LoRaFace, registration_in_cap
+from dticn.links.lora import GatewayRadio, LoRaFace
 from dticn.links.observer import PacketCounter
 from dticn.mac.platform import MacEvent
 from dticn.packets.name import Name, name_from_str
@@ -40,7 +39,8 @@ from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
 from dticn.schemes import get as get_config
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.reflexive import RNP_PREFIX
+from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.signalling import REGISTRATION_PREFIX, RNP_PREFIX, registration_in_cap
 
 INTERNET_LINKS = ("consumer-forwarder", "forwarder-gateway")
 LORA_LINK = "lora"

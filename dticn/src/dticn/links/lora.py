@@ -7,9 +7,10 @@ and a :class:`GatewayRadio` that hands each received MAC payload to the face of 
 
 The face MTU is the MAC payload (127-byte PSDU minus 11 bytes of header and FCS = 116 B);
 larger NDN packets are cut into NDNLPv2 fragments by :class:`~dticn.forwarder.face.Face`.
-Which MAC access a frame uses is the face's ``slot_policy``: as in the artifact, a node's
-registration Interest (``/reg/...``) goes in the CAP (slotted CSMA/CA), everything else in
-the node's GTS (the gateway's frames in the node's downlink GTS, the node's in its uplink GTS).
+Which MAC access a frame uses is the face's ``slot_policy``, given by whoever builds the
+edge: by default the GTS (the gateway's frames in the node's downlink GTS, the node's in its
+uplink GTS); the schemes put a node's registration in the CAP
+(:func:`dticn.schemes.signalling.registration_in_cap`).
 """
 
 from __future__ import annotations
@@ -21,26 +22,12 @@ from dticn.forwarder.face import Face, LinkType
 from dticn.links.observer import PacketCounter
 from dticn.mac.frames import RxMeta
 from dticn.mac.platform import MacRequest
-from dticn.packets import DecodeError, Interest, decode_packet, name_from_str
 
 SlotPolicy = Callable[[bytes], str]
-
-REGISTRATION_PREFIX = name_from_str("/reg")
 
 
 def gts_always(frame: bytes) -> str:
     """Every frame in the GTS (gateway downlink)."""
-    return "gts"
-
-
-def registration_in_cap(frame: bytes) -> str:
-    """Registration Interests in the CAP, everything else in the GTS (node uplink)."""
-    try:
-        packet = decode_packet(frame)
-    except DecodeError:
-        return "gts"
-    if isinstance(packet, Interest) and packet.name[:1] == REGISTRATION_PREFIX:
-        return "cap"
     return "gts"
 
 

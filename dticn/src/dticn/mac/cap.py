@@ -16,8 +16,8 @@ from dticn.mac.config import MacConfig
 from dticn.mac.csma import AccessFailure, Backoff, Cca, CsmaAction, SlottedCsmaCa, Transmit
 from dticn.mac.frames import Frame
 from dticn.mac.platform import Platform, Status
-from dticn.mac.states import RadioState
 from dticn.phy.airtime import time_on_air
+from dticn.phy.states import RadioState
 
 Finished = Callable[[Frame, Status, int], Any]
 
@@ -79,7 +79,7 @@ class CapAccess:
         self._next()
 
     def _state(self) -> RadioState:
-        return getattr(self.p.radio, "state", RadioState.STANDBY)
+        return self.p.radio.state
 
     def _radio_sleep(self) -> None:
         """Release the radio if this transaction holds it: the owner's idle policy (sleep, or
@@ -180,7 +180,7 @@ class CapAccess:
         self.p.duty.record(self.cfg.cap_channel, self.p.clock.now(), toa)
         self._transmissions += 1
         self.on_event("tx", {"airtime_s": toa, "slot": "cap", "frame": frame.kind.value})
-        self.p.radio.transmit(self.cfg.cap_channel, frame, toa, self._sent)
+        self.p.radio.transmit(self.cfg.cap_channel, frame.dst, frame, toa, self._sent)
 
     def _sent(self) -> None:
         frame = self._frame
@@ -203,10 +203,9 @@ class CapAccess:
 
     def _ack_timeout(self) -> None:
         radio = self.p.radio
-        if radio.receiving():
-            until = getattr(radio, "receiving_until", self.p.clock.now())
-            self._ack_timer = self.p.clock.call_later(until - self.p.clock.now() + 1e-6,
-                                                      self._ack_timeout)
+        rearmed = self.p.after_reception(self._ack_timeout)
+        if rearmed is not None:
+            self._ack_timer = rearmed
             return
         self._ack_timer = None
         self._retries += 1

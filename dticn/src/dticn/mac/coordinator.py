@@ -22,51 +22,8 @@ from dticn.mac.endpoint import MacEndpoint
 from dticn.mac.frames import BROADCAST, Frame, FrameKind, RxMeta
 from dticn.mac.gts import ALLOCATORS, CapacityError, Direction, Gts, GtsTable
 from dticn.mac.platform import MacObserver, MacRequest, Platform, Status
-from dticn.mac.states import RadioState
 from dticn.phy.airtime import time_on_air
-from dticn.phy.medium import Medium, Transmission
-
-
-class CoordinatorRadio:
-    """The gateway transceiver: transmit and CAD through the medium, no energy states."""
-
-    state = RadioState.STANDBY
-
-    def __init__(self, address: int, medium: Medium, sf: int, power_dbm: float) -> None:
-        self.address = address
-        self.medium = medium
-        self.sf = sf
-        self.power_dbm = power_dbm
-        self.tx_intervals: deque[tuple[float, float]] = deque(maxlen=8)
-
-    def wake(self) -> None: ...
-    def sleep(self) -> None: ...
-    def idle(self) -> None: ...
-    def start_rx(self, channel: int) -> None: ...
-
-    def receiving(self) -> bool:
-        return False
-
-    def transmitting_during(self, start: float, end: float) -> bool:
-        return any(s < end and e > start for s, e in self.tx_intervals)
-
-    def transmit(self, channel: int, frame: Frame, airtime_s: float,
-                 on_done: Callable[[], Any]) -> Transmission:
-        tx = self.medium.transmit(self.address, channel, self.sf, self.power_dbm, frame,
-                                  airtime_s)
-        self.tx_intervals.append((tx.start, tx.end))
-        self.medium.kernel.call_at(tx.end, on_done)
-        return tx
-
-    def cad(self, channel: int, duration_s: float, on_result: Callable[[bool], Any]) -> None:
-        kernel = self.medium.kernel
-        start = kernel.now()
-
-        def done() -> None:
-            on_result(not self.medium.channel_active(self.address, channel, self.sf, start,
-                                                     kernel.now()))
-
-        kernel.call_later(duration_s, done)
+from dticn.phy.medium import Transmission
 
 
 class DsmeCoordinator(MacEndpoint):
@@ -140,7 +97,8 @@ class DsmeCoordinator(MacEndpoint):
         frame = Frame(FrameKind.BEACON, self.address, BROADCAST, self.beacons_sent & 0xFF,
                       self.cfg.beacon_bytes)
         self.p.duty.record(self.cfg.beacon_channel, now, self.beacon_s)
-        self.p.radio.transmit(self.cfg.beacon_channel, frame, self.beacon_s, lambda: None)
+        self.p.radio.transmit(self.cfg.beacon_channel, BROADCAST, frame, self.beacon_s,
+                             lambda: None)
         self.beacons_sent += 1
         self.p.clock.call_later(self.cfg.timing.beacon_interval_s, self._beacon)
 
@@ -187,7 +145,7 @@ class DsmeCoordinator(MacEndpoint):
         timer = self.p.clock.call_later(toa + 2 * self.cfg.turnaround_s + self.ack_s,
                                         self._downlink_timeout, node)
         self._downlink_inflight[node] = (req, frame, timer)
-        self.p.radio.transmit(cell.channel, frame, toa, lambda: None)
+        self.p.radio.transmit(cell.channel, node, frame, toa, lambda: None)
 
     def _downlink_timeout(self, node: int) -> None:
         req, _, _ = self._downlink_inflight.pop(node)
@@ -263,7 +221,7 @@ class DsmeCoordinator(MacEndpoint):
         def go() -> None:
             self.p.duty.record(channel, self.p.clock.now(), self.ack_s)
             self.acks_sent += 1
-            self.p.radio.transmit(channel, ack, self.ack_s, lambda: None)
+            self.p.radio.transmit(channel, ack.dst, ack, self.ack_s, lambda: None)
 
         self.p.clock.call_later(self.cfg.turnaround_s, go)
 

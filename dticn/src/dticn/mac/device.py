@@ -31,13 +31,12 @@ from dticn.mac.states import (
     SYNC_TRANSITIONS,
     GtsEvent,
     GtsState,
-    RadioState,
     SyncEvent,
     SyncState,
-    fire,
 )
 from dticn.phy.airtime import time_on_air
 from dticn.phy.medium import Transmission
+from dticn.phy.states import RadioState, fire
 
 UPKEEP_MODES = ("closed", "events")
 ASSOCIATION_MODES = ("static", "handshake")
@@ -175,7 +174,7 @@ class DsmeDevice(MacEndpoint):
         return cached
 
     def _radio_state(self) -> RadioState:
-        return getattr(self.p.radio, "state", RadioState.SLEEP)
+        return self.p.radio.state
 
     # -- beacon tracking (upkeep="events") ------------------------------------------------
     def _schedule_beacon(self, after: float) -> None:
@@ -199,10 +198,9 @@ class DsmeDevice(MacEndpoint):
                                                      self._beacon_timeout, beacon_at)
 
     def _beacon_timeout(self, beacon_at: float) -> None:
-        if self.p.radio.receiving():
-            until = getattr(self.p.radio, "receiving_until", self.p.clock.now())
-            self._beacon_timer = self.p.clock.call_later(until - self.p.clock.now() + 1e-6,
-                                                         self._beacon_timeout, beacon_at)
+        rearmed = self.p.after_reception(self._beacon_timeout, beacon_at)
+        if rearmed is not None:
+            self._beacon_timer = rearmed
             return
         self._beacon_timer = None
         self.p.radio.sleep()
@@ -368,7 +366,7 @@ class DsmeDevice(MacEndpoint):
         req.attempts += 1
         self._emit("tx", req, airtime_s=toa, slot="gts", attempt=req.attempts)
         self._gts_inflight = (req, frame, None)
-        self.p.radio.transmit(cell.channel, frame, toa, lambda: self._gts_sent(cell))
+        self.p.radio.transmit(cell.channel, frame.dst, frame, toa, lambda: self._gts_sent(cell))
 
     def _gts_sent(self, cell: Gts) -> None:
         assert self._gts_inflight is not None
@@ -388,11 +386,9 @@ class DsmeDevice(MacEndpoint):
     def _gts_ack_timeout(self) -> None:
         assert self._gts_inflight is not None
         req, frame, _ = self._gts_inflight
-        if self.p.radio.receiving():
-            until = getattr(self.p.radio, "receiving_until", self.p.clock.now())
-            timer = self.p.clock.call_later(until - self.p.clock.now() + 1e-6,
-                                            self._gts_ack_timeout)
-            self._gts_inflight = (req, frame, timer)
+        rearmed = self.p.after_reception(self._gts_ack_timeout)
+        if rearmed is not None:
+            self._gts_inflight = (req, frame, rearmed)
             return
         self._gts_inflight = None
         self.p.radio.sleep()
@@ -440,10 +436,7 @@ class DsmeDevice(MacEndpoint):
 
     def _cap_listen_close(self, start: float) -> None:
         radio = self.p.radio
-        if radio.receiving():
-            until = getattr(radio, "receiving_until", self.p.clock.now())
-            self.p.clock.call_later(until - self.p.clock.now() + 1e-6,
-                                    self._cap_listen_close, start)
+        if self.p.after_reception(self._cap_listen_close, start) is not None:
             return
         self._in_cap_listen = False
         # Sleep unless a CAP transaction is waiting for its ACK right now (a transaction
@@ -500,10 +493,7 @@ class DsmeDevice(MacEndpoint):
 
     def _downlink_close(self, cell: Gts, when: float) -> None:
         radio = self.p.radio
-        if radio.receiving():
-            until = getattr(radio, "receiving_until", self.p.clock.now())
-            self.p.clock.call_later(until - self.p.clock.now() + 1e-6, self._downlink_close,
-                                    cell, when)
+        if self.p.after_reception(self._downlink_close, cell, when) is not None:
             return
         if self._radio_state() is RadioState.RX and radio.channel == cell.channel:
             radio.sleep()
@@ -584,7 +574,7 @@ class DsmeDevice(MacEndpoint):
                 return
             toa = self.ack_s
             self.p.duty.record(channel, self.p.clock.now(), toa)
-            radio.transmit(channel, ack, toa, done)
+            radio.transmit(channel, ack.dst, ack, toa, done)
 
         def done() -> None:
             if then_sleep:

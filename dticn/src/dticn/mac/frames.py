@@ -10,7 +10,9 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
-BROADCAST = 0xFFFF
+from dticn.phy.medium import BROADCAST
+
+__all__ = ["BROADCAST", "Frame", "FrameKind", "RxMeta"]
 
 
 class FrameKind(enum.StrEnum):

@@ -12,23 +12,33 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from dticn.clock import Clock
+from dticn.clock import Clock, TimerHandle
 from dticn.mac.frames import Frame
 from dticn.phy.airtime import LoRaParams
 from dticn.phy.dutycycle import DutyCycleTracker
+from dticn.phy.states import RadioState
+
+RECEPTION_MARGIN_S = 1e-6
+"""A timer that found the receiver busy runs again this long after the frame's end."""
 
 
 class RadioDriver(Protocol):
-    """The transceiver operations the MAC uses (see :class:`dticn.phy.medium.SimRadio`)."""
+    """The transceiver operations the MAC uses (see :mod:`dticn.phy.radio`).
+
+    ``receiving_until`` is the end of the frame the receiver is locked on (meaningful while
+    :meth:`receiving` is True).
+    """
 
     sf: int
+    state: RadioState
+    receiving_until: float
 
     def wake(self) -> None: ...
     def sleep(self) -> None: ...
     def idle(self) -> None: ...
     def start_rx(self, channel: int) -> None: ...
     def receiving(self) -> bool: ...
-    def transmit(self, channel: int, frame: Frame, airtime_s: float,
+    def transmit(self, channel: int, dst: int, frame: Frame, airtime_s: float,
                  on_done: Callable[[], Any]) -> Any: ...
     def cad(self, channel: int, duration_s: float, on_result: Callable[[bool], Any]) -> None: ...
 
@@ -42,6 +52,18 @@ class Platform:
     radio: RadioDriver
     phy: LoRaParams
     duty: DutyCycleTracker
+
+    def after_reception(self, callback: Callable[..., Any], *args: Any) -> TimerHandle | None:
+        """Receiver busy: run ``callback(*args)`` just after the frame being received ends
+        and return its timer; None (and nothing scheduled) when no frame is arriving.
+
+        Every window that closes (ACK wait, beacon, downlink GTS, CAP listening) asks this
+        first: a frame whose preamble was heard keeps the window open until it ends.
+        """
+        if not self.radio.receiving():
+            return None
+        return self.clock.call_later(
+            self.radio.receiving_until - self.clock.now() + RECEPTION_MARGIN_S, callback, *args)
 
 
 class Status(enum.StrEnum):

@@ -1,12 +1,16 @@
-"""The shared radio medium and the simulated transceiver (event-by-event path).
+"""The shared radio medium (event-by-event path).
 
 :class:`Medium` knows every frame on air; when one ends it decides, per intended
 receiver, whether the receiver was listening on that channel and SF for the whole frame,
 whether the signal was above sensitivity, and whether it survived the overlapping frames
 on the same channel (:class:`~dticn.phy.interference.InterferenceModel`). Frames on other
 channels never interact. Receivers are :class:`Listener` objects, so a MAC may listen
-through a live :class:`SimRadio` or, for a mains-powered coordinator whose energy is not
-modelled, through its schedule.
+through a live :class:`~dticn.phy.radio.SimRadio` or, for a mains-powered coordinator whose
+energy is not modelled, through its schedule.
+
+Frames are opaque here: the medium carries whatever object the MAC hands its radio and
+reads only the destination address given beside it (:data:`BROADCAST`: every radio in RX
+on the channel).
 """
 
 from __future__ import annotations
@@ -17,11 +21,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dticn.energy.model import EnergyMeter
-from dticn.mac.frames import BROADCAST, Frame
-from dticn.mac.states import RADIO_TRANSITIONS, RadioEvent, RadioState, fire
 from dticn.phy.interference import InterferenceModel
 from dticn.sim.kernel import EventKernel
+
+BROADCAST = 0xFFFF
+"""Destination address of a frame for every listener (IEEE 802.15.4 broadcast)."""
 
 #: Priority of end-of-frame events: before any MAC timer due at the same instant.
 END_OF_FRAME_PRIORITY = -10
@@ -29,13 +33,16 @@ END_OF_FRAME_PRIORITY = -10
 
 @dataclass(eq=False)
 class Transmission:
+    """One frame on air; ``frame`` is the MAC's, opaque to the medium."""
+
     sender: int
+    dst: int
     channel: int
     sf: int
     power_dbm: float
     start: float
     end: float
-    frame: Frame
+    frame: Any
 
 
 class Listener(Protocol):
@@ -103,28 +110,28 @@ class Medium:
             rssi += float(self._rng.normal(0.0, self.fading_sigma_db))
         return rssi
 
-    def _receivers(self, frame: Frame, sender: int, channel: int
-                   ) -> list[tuple[int, Listener]]:
-        if frame.dst == BROADCAST:
+    def _receivers(self, dst: int, sender: int, channel: int) -> list[tuple[int, Listener]]:
+        if dst == BROADCAST:
             out = [(a, lst) for a, lst in self._always.items() if a != sender]
             out += [(a, self._listeners[a]) for a in sorted(self._rx_on.get(channel, ()))
                     if a != sender and a not in self._always]
             return out
-        listener = self._listeners.get(frame.dst)
-        return [(frame.dst, listener)] if listener is not None else []
+        listener = self._listeners.get(dst)
+        return [(dst, listener)] if listener is not None else []
 
-    def transmit(self, sender: int, channel: int, sf: int, power_dbm: float, frame: Frame,
-                 airtime_s: float) -> Transmission:
-        """Put ``frame`` on air now for ``airtime_s``; its fate is decided when it ends."""
+    def transmit(self, sender: int, dst: int, channel: int, sf: int, power_dbm: float,
+                 frame: Any, airtime_s: float) -> Transmission:
+        """Put ``frame`` (for ``dst``) on air now for ``airtime_s``; its fate is decided when
+        it ends."""
         now = self.kernel.now()
-        tx = Transmission(sender, channel, sf, power_dbm, now, now + airtime_s, frame)
+        tx = Transmission(sender, dst, channel, sf, power_dbm, now, now + airtime_s, frame)
         on_air = self._on_air.setdefault(channel, [])
         horizon = now - self._max_airtime
         if on_air and on_air[0].end < horizon:
             on_air[:] = [o for o in on_air if o.end >= horizon]
         on_air.append(tx)
         self.stats.frames += 1
-        for _, listener in self._receivers(frame, sender, channel):
+        for _, listener in self._receivers(dst, sender, channel):
             if listener.listening(channel, sf, now):
                 listener.preamble(tx)
         self.kernel.call_at(tx.end, self._finish, tx, priority=END_OF_FRAME_PRIORITY)
@@ -143,7 +150,7 @@ class Medium:
     def _finish(self, tx: Transmission) -> None:
         overlapping = [o for o in self._on_air.get(tx.channel, ())
                        if o is not tx and o.start < tx.end and o.end > tx.start]
-        for address, listener in self._receivers(tx.frame, tx.sender, tx.channel):
+        for address, listener in self._receivers(tx.dst, tx.sender, tx.channel):
             if not listener.listening(tx.channel, tx.sf, tx.start):
                 self.stats.not_listening += 1
                 continue
@@ -165,89 +172,3 @@ class Medium:
     def _notify(self, what: str, tx: Transmission, receiver: int) -> None:
         for observer in self.observers:
             observer(what, tx, receiver)
-
-
-class SimRadio:
-    """An SX1276-like transceiver in simulation: state table, energy meter, medium access.
-
-    Every state change goes through :data:`~dticn.mac.states.RADIO_TRANSITIONS`; an
-    illegal one raises, so the energy booked per state is the time the MAC really spent.
-    """
-
-    def __init__(self, address: int, kernel: EventKernel, medium: Medium, sf: int,
-                 power_dbm: float, meter: EnergyMeter | None = None) -> None:
-        self.address = address
-        self.kernel = kernel
-        self.medium = medium
-        self.sf = sf
-        self.power_dbm = power_dbm
-        self.meter = meter if meter is not None else EnergyMeter(since=kernel.now())
-        self.state = RadioState.SLEEP
-        self.channel = -1
-        self.rx_since = float("inf")
-        self.receiving_until = -1.0
-        self.on_frame: Callable[[Transmission, float, float], None] | None = None
-
-    def _go(self, event: RadioEvent, power: float | None = None) -> None:
-        new = fire(RADIO_TRANSITIONS, self.state, event)
-        self.meter.transition(new, self.kernel.now(), power)
-        if self.state is RadioState.RX and new is not RadioState.RX:
-            self.rx_since = float("inf")
-            self.medium.rx_stopped(self.address, self.channel)
-        self.state = new
-
-    def wake(self) -> None:
-        self._go(RadioEvent.WAKE)
-
-    def sleep(self) -> None:
-        if self.state is not RadioState.STANDBY:
-            self.idle()
-        self._go(RadioEvent.SLEEP)
-
-    def idle(self) -> None:
-        if self.state is not RadioState.STANDBY:
-            self._go(RadioEvent.IDLE)
-
-    def start_rx(self, channel: int) -> None:
-        self._go(RadioEvent.START_RX)
-        self.channel = channel
-        self.rx_since = self.kernel.now()
-        self.medium.rx_started(self.address, channel)
-
-    def receiving(self) -> bool:
-        """A frame is being received (preamble locked, not yet ended)."""
-        return self.state is RadioState.RX and self.receiving_until > self.kernel.now()
-
-    def transmit(self, channel: int, frame: Frame, airtime_s: float,
-                 on_done: Callable[[], Any]) -> Transmission:
-        self._go(RadioEvent.START_TX, self.power_dbm)
-        self.channel = channel
-        tx = self.medium.transmit(self.address, channel, self.sf, self.power_dbm, frame,
-                                  airtime_s)
-        self.kernel.call_at(tx.end, on_done)
-        return tx
-
-    def cad(self, channel: int, duration_s: float, on_result: Callable[[bool], Any]) -> None:
-        """Channel activity detection for ``duration_s``; ``on_result(idle)`` at its end."""
-        self._go(RadioEvent.START_CAD)
-        start = self.kernel.now()
-
-        def done() -> None:
-            busy = self.medium.channel_active(self.address, channel, self.sf, start,
-                                              self.kernel.now())
-            self._go(RadioEvent.IDLE)
-            on_result(not busy)
-
-        self.kernel.call_later(duration_s, done)
-
-    # Listener protocol -------------------------------------------------------------
-    def listening(self, channel: int, sf: int, start: float) -> bool:
-        return (self.state is RadioState.RX and self.channel == channel and sf == self.sf
-                and self.rx_since <= start)
-
-    def preamble(self, tx: Transmission) -> None:
-        self.receiving_until = max(self.receiving_until, tx.end)
-
-    def deliver(self, tx: Transmission, rssi_dbm: float, margin_db: float) -> None:
-        if self.on_frame is not None:
-            self.on_frame(tx, rssi_dbm, margin_db)

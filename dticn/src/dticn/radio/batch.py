@@ -32,7 +32,7 @@ import numpy as np
 
 from dticn.energy.model import EnergyMeter
 from dticn.mac.gts import Direction
-from dticn.mac.states import RadioState
+from dticn.phy.states import RadioState
 from dticn.radio.context import RadioContext, build_context
 from dticn.radio.network import node_arrivals
 from dticn.radio.results import NodeResult, RadioResult

@@ -18,12 +18,13 @@ from typing import Any
 import numpy as np
 
 from dticn.energy.model import EnergyMeter
-from dticn.mac.coordinator import CoordinatorRadio, DsmeCoordinator
+from dticn.mac.coordinator import DsmeCoordinator
 from dticn.mac.device import DsmeDevice
 from dticn.mac.frames import RxMeta
 from dticn.mac.platform import MacEvent, Platform
 from dticn.phy.dutycycle import DutyCycleTracker
-from dticn.phy.medium import Medium, SimRadio, Transmission
+from dticn.phy.medium import Medium, Transmission
+from dticn.phy.radio import CoordinatorRadio, SimRadio
 from dticn.radio.context import RadioContext, build_context
 from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
@@ -51,7 +52,7 @@ class RadioNetwork:
                              ctx.topology.loss_db, fading_sigma_db=s.fading_sigma_db,
                              rng=np.random.default_rng([s.seed, 424242]))
         self.medium.observers.append(self._medium_event)
-        gw_radio = CoordinatorRadio(GATEWAY, self.medium, s.sf, s.tx_power_dbm)
+        gw_radio = CoordinatorRadio(GATEWAY, self.kernel, self.medium, s.sf, s.tx_power_dbm)
         self.gateway = DsmeCoordinator(
             GATEWAY,
             Platform(self.kernel, random.Random(s.seed * 1_000_003), gw_radio, ctx.phy,

@@ -15,7 +15,7 @@ import math
 from dticn.energy.model import EnergyMeter
 from dticn.mac.config import MacConfig
 from dticn.mac.gts import Gts
-from dticn.mac.states import RadioState
+from dticn.phy.states import RadioState
 
 
 def book_upkeep(meter: EnergyMeter, cfg: MacConfig, *, start: float, end: float,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.retx import RetxPolicy
-from dticn.gateway.scheme import GatewayContext, GatewayScheme
+from dticn.schemes.gateway import GatewayContext, GatewayScheme
 
 Triple = tuple[float, float, int]
 """The paper's InterestLifetime s / retransmission timer ms / retransmission count."""

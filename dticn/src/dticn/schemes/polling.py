@@ -8,8 +8,8 @@ prefixes have no FIB route at the gateway, so the consumer gets a network Nack (
 
 from __future__ import annotations
 
-from dticn.gateway.scheme import GatewayContext, GatewayScheme
 from dticn.schemes.base import SchemeConfig
+from dticn.schemes.gateway import GatewayContext, GatewayScheme
 
 
 class PollingScheme(GatewayScheme):

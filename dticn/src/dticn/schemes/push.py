@@ -24,18 +24,12 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.retx import RetxPolicy
-from dticn.gateway.scheme import GatewayContext, GatewayScheme
-from dticn.gateway.signalling import reflexive_parameters
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.reflexive import (
-    RFX_PREFIX,
-    RNP_PREFIX,
-    RPT_PREFIX,
-    FibReflexiveHop,
-    PitReflexiveHop,
-)
+from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.reflexive import FibReflexiveHop, PitReflexiveHop
+from dticn.schemes.signalling import RFX_PREFIX, RNP_PREFIX, RPT_PREFIX, reflexive_parameters
 
 
 class PushScheme(GatewayScheme):

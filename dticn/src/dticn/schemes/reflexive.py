@@ -19,13 +19,10 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.pit import PitEntry
-from dticn.gateway.signalling import read_reflexive_prefix
 from dticn.packets import Interest
-from dticn.packets.name import Name, name_from_str
+from dticn.packets.name import Name
+from dticn.schemes.signalling import RFX_PREFIX, RNP_PREFIX, RPT_PREFIX, read_reflexive_prefix
 
-RNP_PREFIX = name_from_str("/RNP")
-RPT_PREFIX = name_from_str("/RPT")
-RFX_PREFIX = name_from_str("/rfx")
 RNP_TAG = "reflexive_name_prefix"
 
 

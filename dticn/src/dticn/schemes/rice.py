@@ -22,12 +22,12 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.pit import PitEntry
 from dticn.forwarder.retx import RetxPolicy
-from dticn.gateway.scheme import GatewayContext, GatewayScheme
-from dticn.gateway.signalling import nack, wait_hint
 from dticn.mac.gts import Direction
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
 from dticn.schemes.base import SchemeConfig
+from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.signalling import nack, wait_hint
 
 HINT_GUARD_S = 0.1
 """Added to every hint: the consumer's Interest needs a moment to reach the gateway."""

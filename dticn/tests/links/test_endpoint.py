@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from dticn.apps.endpoint import Endpoint
 from dticn.forwarder.forwarder import Forwarder
+from dticn.links.endpoint import Endpoint
 from dticn.packets import Data, Interest, name_from_str
 from dticn.sim.kernel import EventKernel
 

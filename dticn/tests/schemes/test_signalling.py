@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dticn.gateway.signalling import (
+from dticn.packets import ContentType, Interest, decode_data, decode_interest, name_from_str
+from dticn.schemes.signalling import (
     CONTENT_TYPE_WAIT,
     TLV_REFLEXIVE_NAME_PREFIX,
     TLV_WAIT_TIME,
@@ -13,7 +14,6 @@ from dticn.gateway.signalling import (
     reflexive_parameters,
     wait_hint,
 )
-from dticn.packets import ContentType, Interest, decode_data, decode_interest, name_from_str
 
 N = name_from_str
 

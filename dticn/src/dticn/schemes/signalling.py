@@ -1,4 +1,20 @@
-"""How the schemes signal in NDN fields (never in payload strings as the artifact does).
+"""Every protocol name and signal of the DT-ICN schemes, in one module.
+
+Names (one component each, the artifact's):
+
+=================  ==================================================================
+prefix             use
+=================  ==================================================================
+``/reg``           ``/reg/<id>``: a node registers its prefix ``/<id>`` with the gateway
+                   (sent in the CAP, :func:`registration_in_cap`)
+``/RNP``           ``/RNP/<gw>/<item>``: the gateway notifies the consumer of a pushed
+                   item (static route toward the consumer)
+``/RPT``           ``/RPT/<gw>/<item>``: where the artifact's push keeps the wrapped item
+``/rfx``           ``/rfx/<random>/<item>``: the draft's reflexive names
+``/gw``            the gateway's own name component in ``/RNP`` and ``/RPT`` names
+=================  ==================================================================
+
+Signals, always in NDN fields (never in payload strings as the artifact does):
 
 =====================  ==========================================================
 signal                 encoding
@@ -26,9 +42,15 @@ forwarder cached on the way.
 
 from __future__ import annotations
 
-from dticn.packets import ContentType, Data, DecodeError
-from dticn.packets.name import TYPE_NAME, Name, decode_name_value, encode_name
+from dticn.packets import ContentType, Data, DecodeError, Interest, decode_packet
+from dticn.packets.name import TYPE_NAME, Name, decode_name_value, encode_name, name_from_str
 from dticn.packets.tlv import decode_uint, encode_tlv, encode_uint, iter_elements
+
+REGISTRATION_PREFIX = name_from_str("/reg")
+RNP_PREFIX = name_from_str("/RNP")
+RPT_PREFIX = name_from_str("/RPT")
+RFX_PREFIX = name_from_str("/rfx")
+GATEWAY_NAME = name_from_str("/gw")
 
 CONTENT_TYPE_WAIT = 1024
 TLV_WAIT_TIME = 0xC8
@@ -82,3 +104,15 @@ def read_reflexive_prefix(app_parameters: bytes | None) -> Name | None:
     except DecodeError:
         return None
     return None
+
+
+def registration_in_cap(frame: bytes) -> str:
+    """LoRa slot policy of a node: its registration Interests in the CAP (it has no route
+    through the gateway before it registered), everything else in its uplink GTS."""
+    try:
+        packet = decode_packet(frame)
+    except DecodeError:
+        return "gts"
+    if isinstance(packet, Interest) and packet.name[:1] == REGISTRATION_PREFIX:
+        return "cap"
+    return "gts"

@@ -6,7 +6,7 @@ A scheme is a :class:`~dticn.forwarder.hooks.ForwarderHooks` of the gateway's fo
 
 1. ``/reg/<id>`` Interest from a LoRa face (sent by the node in the CAP): remember
    ``/<id>`` -> that face, install the FIB route ``/<id>`` to it, answer with an ACK Data
-   (NDN signalling, see :mod:`dticn.gateway.signalling`).
+   (NDN signalling, see :mod:`dticn.schemes.signalling`).
 2. Anything else: the scheme's :meth:`GatewayScheme.on_request` (RICE answers here), then
    the per-hop reflexive behaviour if the scheme has one (push-draft), else the strategy.
 """
@@ -16,18 +16,17 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from dticn.apps.endpoint import Endpoint
 from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.pit import PitEntry
-from dticn.gateway.signalling import ack
-from dticn.links.lora import REGISTRATION_PREFIX
+from dticn.links.endpoint import Endpoint
 from dticn.mac.coordinator import DsmeCoordinator
 from dticn.mac.gts import Direction
 from dticn.packets import Data, Interest
-from dticn.packets.name import Name, name_from_str
+from dticn.packets.name import Name
 from dticn.phy.airtime import time_on_air
+from dticn.schemes.signalling import GATEWAY_NAME, REGISTRATION_PREFIX, ack
 from dticn.sim.kernel import EventKernel
 
 
@@ -45,7 +44,7 @@ class GatewayContext:
     coordinator: DsmeCoordinator
     node_faces: dict[int, int]
     rng: random.Random
-    gateway_name: Name = field(default_factory=lambda: name_from_str("/gw"))
+    gateway_name: Name = GATEWAY_NAME
     lora_interest_lifetime_s: float = 64.0
     reflexive_lifetime_s: float = 10.0
     item_freshness_ms: int = 3_600_000
