@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from dticn.emulation.scenario import EdgeScenario
+from dticn.schemes import get as get_config
 
 
 def test_default_names_are_node_k() -> None:
     s = EdgeScenario(scheme="rice", nodes=3)
     assert s.node_prefixes() == ["/node1", "/node2", "/node3"]
     assert s.item_uri(2, 7) == "/node2/7"
-    assert not s.pushes and EdgeScenario(scheme="push-draft").pushes
+    assert not get_config(s.scheme).pushes and get_config("push-draft").pushes
 
 
 def test_push_schedule_is_seeded_and_respects_given_times() -> None:

@@ -24,7 +24,7 @@ def one_item(config: str, *, until: float = 400.0) -> World:
     world.run(until=START - 1)
     assert world.nodes[1].registered_at is not None, "node did not register in the warm-up"
     name = item_name(node_prefix(1), 0)
-    if world.config.node_mode == "push":
+    if world.config.pushes:
         world.kernel.call_at(START, world.nodes[1].push, name)
     else:
         world.kernel.call_at(START, world.consumer.request, name)

@@ -2,38 +2,20 @@
 
 It registers with the gateway (``/reg/<id>``, sent in the CAP by the LoRa face), then either
 answers Interests for ``/<id>/<i>`` on demand, or produces an item every few tens of seconds
-and pushes it: the Data goes to its forwarder unsolicited, and :class:`NodePushHooks` sends it
-out of the LoRa face in the next uplink GTS.
+and pushes it: the Data goes to its forwarder unsolicited, and the push scheme's node hooks
+(:class:`~dticn.schemes.push.NodePushHooks`) send it out of the LoRa face in the next uplink
+GTS.
 """
 
 from __future__ import annotations
 
 from dticn.apps.items import ItemLog
-from dticn.forwarder.face import Face
-from dticn.forwarder.forwarder import Forwarder
-from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.links.endpoint import Endpoint
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
 from dticn.schemes.signalling import REGISTRATION_PREFIX
 
 REGISTRATION_RETRY_S = 64.0
-
-
-class NodePushHooks(ForwarderHooks):
-    """Unsolicited Data from the node's own application is pushed to the gateway."""
-
-    def __init__(self) -> None:
-        self.app_face_id: int | None = None
-        self.uplink: Face | None = None
-        self.pushed = 0
-
-    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
-        if in_face.face_id != self.app_face_id or self.uplink is None:
-            return UnsolicitedDataVerdict.DROP
-        self.pushed += 1
-        fw.on_outgoing_data(self.uplink, data)
-        return UnsolicitedDataVerdict.CACHE
 
 
 class NodeApp:

@@ -99,12 +99,14 @@ def _print_prediction(scenario: object, specs: list[str]) -> None:
     """One ``PREDICT`` line per spec, from :func:`dticn.emulation.predict.predict`."""
     from dticn.emulation.predict import predict
     from dticn.emulation.scenario import EdgeScenario
+    from dticn.schemes import get as get_config
 
     assert isinstance(scenario, EdgeScenario)
+    pushes = get_config(scenario.scheme).pushes
     requests = []
     for spec in specs:
         name, _, at = spec.partition("@")
-        if not scenario.pushes:
+        if not pushes:
             try:
                 requests.append((float(at), name))
             except ValueError:

@@ -39,7 +39,7 @@ def sweep(
     from rich.table import Table
 
     from dticn.experiments.metrics import aggregate
-    from dticn.experiments.runner import run_many
+    from dticn.experiments.runner import RayMissing, run_many
     from dticn.experiments.sweep import AXES, grid
     from dticn.experiments.table import fmt
     from dticn.radio.scenario import parse_duration
@@ -63,8 +63,11 @@ def sweep(
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task(f"{len(points)} points x {seeds} seeds", total=len(exps))
-        runs = run_many(exps, workers=workers, ray_address=ray,
-                        progress=lambda done, total: bar.update(task, completed=done))
+        try:
+            runs = run_many(exps, workers=workers, ray_address=ray,
+                            progress=lambda done, total: bar.update(task, completed=done))
+        except RayMissing as exc:
+            raise typer.BadParameter(str(exc), param_hint="--ray") from None
     rows = []
     for k, point in enumerate(points):
         agg = aggregate(runs[k * seeds:(k + 1) * seeds])

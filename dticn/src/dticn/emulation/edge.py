@@ -1,15 +1,13 @@
-"""The LoRa edge behind one gateway, on one EventKernel: what both drivers run.
+"""The LoRa edge behind one emulated gateway, on one EventKernel.
 
-    [gateway forwarder + scheme] -- Internet faces: real sockets (emulation) or
-            || LoRa / DSME            in-memory links (simulation)
+    [gateway forwarder + scheme] -- Internet faces: real sockets (emulation) or a
+            || LoRa / DSME            simulated consumer (:mod:`dticn.emulation.predict`)
     [node fwd] - node app   (one per node)
 
-It is the gateway half of :class:`~dticn.experiments.world.World`, built from the same
-parts (:class:`~dticn.links.lora.LoRaFace`, :class:`~dticn.schemes.gateway.GatewayContext`,
-the scheme from the registry, :class:`~dticn.apps.producer.NodeApp`), with the node names
-of an :class:`~dticn.emulation.scenario.EdgeScenario` instead of the artifact's ``/xid``.
-What is on the Internet side is the caller's business: the emulated gateway adds socket
-faces, :mod:`dticn.emulation.predict` adds a simulated consumer.
+Built by :func:`dticn.edge.build_edge`, the builder the simulator's
+:class:`~dticn.experiments.world.World` uses too, with the node names of an
+:class:`~dticn.emulation.scenario.EdgeScenario` instead of the artifact's ``/xid``.
+What is on the Internet side is the caller's business.
 """
 
 from __future__ import annotations
@@ -18,38 +16,26 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from dticn.apps.items import ItemLog
-from dticn.apps.producer import NodeApp, NodePushHooks
+from dticn.edge import EdgeSettings, build_edge, edge_radio
 from dticn.emulation.scenario import EdgeScenario
-from dticn.experiments.params import Experiment
-from dticn.experiments.world import radio_scenario
 from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.pit import PitEntry
-from dticn.links.endpoint import Endpoint
-from dticn.links.lora import GatewayRadio, LoRaFace
-from dticn.links.observer import PacketCounter
 from dticn.net.stream import StreamFace, UdpFace
 from dticn.packets import Data, Interest
 from dticn.radio.context import build_context
-from dticn.radio.network import RadioNetwork
-from dticn.radio.topology import GATEWAY
 from dticn.schemes import get as get_config
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.gateway import GatewayContext, GatewayScheme
-from dticn.schemes.signalling import (
-    REGISTRATION_PREFIX,
-    read_wait_hint,
-    registration_in_cap,
-    wait_hint,
-)
+from dticn.schemes.signalling import read_wait_hint, wait_hint
+from dticn.sim.kernel import EventKernel
 
-LORA_LINK = "lora"
 STATUS_RECENT_ITEMS = 10
 """Produced items listed in the status (it must fit one NDN packet)."""
 REGISTRATION_AT_S = 1.0
 """Node k sends its registration at ``REGISTRATION_AT_S + 0.1 k`` (as the World does)."""
+HORIZON_S = 1e7
+"""Virtual seconds the radio side is laid out for (an emulated gateway runs until stopped)."""
 
 
 class EdgeForwarder(Forwarder):
@@ -72,6 +58,12 @@ class EdgeForwarder(Forwarder):
 
     ingress: Callable[..., Any] | None = None
     wall_wire_scale: float | None = None
+
+    @classmethod
+    def build(cls, kernel: EventKernel, config: ForwarderConfig, hooks: ForwarderHooks,
+              rng: random.Random) -> EdgeForwarder:
+        """The :data:`dticn.edge.GatewayForwarderFactory` of the emulated gateway."""
+        return cls(kernel, config, rng=rng, hooks=hooks)
 
     def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
         if self.ingress is None or _depth:
@@ -99,59 +91,36 @@ class Edge:
         self.scenario = sc = scenario
         self.config = cfg = config or get_config(sc.scheme)
         # The radio side exactly as the experiments build it (artifact DSME, static GTS).
-        exp = Experiment(config=sc.scheme, seed=sc.seed, nodes=sc.nodes, duration_s=1e7,
-                         warmup_s=0.0, tail_s=0.0)
-        self.radio_scenario = radio_scenario(exp)
-        self.radio = RadioNetwork(self.radio_scenario, build_context(self.radio_scenario),
-                                  traffic=False)
-        self.kernel = kernel = self.radio.kernel
-        self.counter = PacketCounter()
-        self.log = ItemLog()
-        seed = sc.seed
+        base = edge_radio(nodes=sc.nodes, seed=sc.seed)
+        msf = build_context(base).mac.timing.multisuperframe_s
+        self.radio_scenario = base.with_(duration_s=3 * msf + HORIZON_S + 3 * msf)
 
         def rng(role: str) -> random.Random:
-            return random.Random(f"{seed}/{role}")
+            return random.Random(f"{sc.seed}/{role}")
 
         # The gateway's CCN-lite lifetime (64 s) is a minimum here: an application behind a
         # socket that asks for longer (e.g. --wire-time wall: 3 wall s = 150 emulated s at
         # scale 50) keeps its PIT entry that long, as an NDN gateway would. A LoRa round
         # trip can exceed 64 s (an Interest queued behind another frame for the node's one
         # downlink GTS waits a further multisuperframe).
-        fc = ForwarderConfig(default_retx=SchemeConfig.policy(cfg.gateway),
-                             pit_covers_in_records=True)
-        self.gateway_fw = EdgeForwarder(kernel, fc, rng=rng("gateway"))
-        self.gateway_radio = GatewayRadio(self.radio.gateway)
-        node_faces: dict[int, int] = {}
-        for i in range(1, sc.nodes + 1):
-            face = LoRaFace(self.radio.gateway, i, counter=self.counter, link=LORA_LINK,
-                            direction="down", drop_queued_duplicates=True)
-            node_faces[self.gateway_fw.add_face(face)] = i
-            self.gateway_radio.add(face)
-        self.gateway_endpoint = Endpoint(kernel, self.gateway_fw, rng("gateway-app"),
-                                         "app://gw")
-        self.context = GatewayContext(kernel, self.gateway_fw, self.gateway_endpoint,
-                                      self.radio.gateway, node_faces, rng("gateway-scheme"))
-        self.scheme: GatewayScheme = cfg.gateway_scheme(self.context)
-        self.gateway_fw.hooks = self.scheme
-
-        self.nodes: dict[int, NodeApp] = {}
-        self.node_fws: dict[int, Forwarder] = {}
-        for i in range(1, sc.nodes + 1):
-            push: ForwarderHooks | None = NodePushHooks() if cfg.node_mode == "push" else None
-            nfw = Forwarder(kernel, ForwarderConfig(
-                default_retx=SchemeConfig.policy(cfg.node)), rng=rng(f"node{i}"), hooks=push)
-            dev = self.radio.devices[i]
-            face = LoRaFace(dev, GATEWAY, counter=self.counter, link=LORA_LINK,
-                            direction="up", slot_policy=registration_in_cap)
-            nfw.add_face(face)
-            dev.on_receive = face.on_mac_receive
-            nfw.add_route(REGISTRATION_PREFIX, face.face_id)
-            ep = Endpoint(kernel, nfw, rng(f"node{i}-app"), f"app://node{i}")
-            if isinstance(push, NodePushHooks):
-                push.app_face_id = ep.face_id
-                push.uplink = face
-            self.nodes[i] = NodeApp(ep, sc.prefix(i), self.log)
-            self.node_fws[i] = nfw
+        parts = build_edge(self.radio_scenario, cfg,
+                           [sc.prefix(i) for i in range(1, sc.nodes + 1)], rng=rng,
+                           settings=EdgeSettings(gateway_pit_covers_in_records=True),
+                           gateway_fw=EdgeForwarder.build)
+        self.parts = parts
+        self.radio = parts.radio
+        self.kernel = parts.radio.kernel
+        self.counter = parts.counter
+        self.log = parts.log
+        self.gateway_fw: EdgeForwarder = parts.gateway_fw  # type: ignore[assignment]
+        self.gateway_radio_faces = parts.gateway_faces
+        self.gateway_endpoint = parts.gateway_endpoint
+        self.context = parts.context
+        self.scheme = parts.scheme
+        self.bypass = parts.bypass
+        """Names the scheme leaves to the strategy (management, static routes)."""
+        self.nodes = parts.nodes
+        self.node_fws = parts.node_fws
         self._started = False
 
     def start(self) -> None:
@@ -162,7 +131,7 @@ class Edge:
         self.radio.start()
         for i, app in self.nodes.items():
             self.kernel.call_at(self.kernel.now() + REGISTRATION_AT_S + 0.1 * i, app.register)
-            if self.scenario.pushes:
+            if self.config.pushes:
                 self._push_next(i, self.scenario.push_schedule(i), 0)
 
     def _push_next(self, node: int, times: list[float], k: int) -> None:

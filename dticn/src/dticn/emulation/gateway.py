@@ -37,43 +37,17 @@ from typing import Any
 from dticn.emulation.edge import Edge, EdgeForwarder
 from dticn.emulation.realtime import RealtimeDriver
 from dticn.emulation.scenario import EdgeScenario
-from dticn.forwarder.face import Face
-from dticn.forwarder.forwarder import Forwarder
-from dticn.forwarder.hooks import ForwarderHooks
-from dticn.forwarder.pit import PitEntry
 from dticn.links.endpoint import Endpoint
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.listen import ListenUri, open_connection, open_listener
 from dticn.packets import Data, Interest
-from dticn.packets.name import Name, is_prefix, name_from_str
+from dticn.packets.name import Name, name_from_str
 
 log = logging.getLogger(__name__)
 
 STATUS_PREFIX = "/localhost/dticn/status"
 WIRE_TIMES = ("emulated", "wall")
 """What times in packets mean: emulated seconds (default) or wall seconds."""
-
-
-class StaticRoutesFirst(ForwarderHooks):
-    """The scheme's hooks, except for names the gateway serves otherwise: ``/localhost``
-    (management, status) and static routes to another gateway. Those go to the strategy;
-    a RICE scheme would otherwise NACK them as names of no registered node."""
-
-    def __init__(self, scheme: ForwarderHooks, prefixes: Sequence[Name]) -> None:
-        self.scheme = scheme
-        self.prefixes = list(prefixes)
-
-    def on_interest_propagate(self, fw: Forwarder, in_face: Face, interest: Interest,
-                              entry: PitEntry) -> bool:
-        if any(is_prefix(p, interest.name) for p in self.prefixes):
-            return False
-        return self.scheme.on_interest_propagate(fw, in_face, interest, entry)
-
-    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
-        return self.scheme.on_unsolicited_data(fw, in_face, data)
-
-    def on_reflexive_interest(self, fw: Forwarder, in_face: Face, interest: Interest) -> bool:
-        return self.scheme.on_reflexive_interest(fw, in_face, interest)
 
 
 class EmulatedGateway:
@@ -151,7 +125,7 @@ async def serve_gateway(
             fw.add_route(name_from_str(prefix), face.face_id)
             static.append(name_from_str(prefix))
             log.info("route %s -> face %d %s", prefix, face.face_id, target)
-        fw.hooks = StaticRoutesFirst(gw.edge.scheme, [name_from_str("/localhost"), *static])
+        gw.edge.bypass.extend([name_from_str("/localhost"), *static])
         gw.edge.start()
         gw.driver.start()
         log.info("emulating the LoRa edge: scheme %s, %d nodes %s, time scale %g, seed %d",

@@ -76,11 +76,11 @@ def predict(scenario: EdgeScenario, requests: Sequence[tuple[float, str]] = (), 
     edge.gateway_fw.add_route(RNP_PREFIX, gateway_face)
     endpoint = Endpoint(kernel, consumer_fw, random.Random(f"{scenario.seed}/consumer-app"),
                         "app://consumer")
-    consumer = ConsumerApp(endpoint, edge.log, mode=cfg.consumer_mode,
+    consumer = ConsumerApp(endpoint, edge.log, behaviour=cfg.consumer_behaviour(),
                            lifetime_s=cfg.consumer[0], deadline_s=cfg.deadline_s)
     edge.start()
     last = 0.0
-    if scenario.pushes:
+    if cfg.pushes:
         last = max((t for i in edge.nodes for t in scenario.push_schedule(i)), default=0.0)
     else:
         for t, name in requests:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dticn.experiments.params import Experiment
+from dticn.edge import item_times
 from dticn.packets.name import Name, name_from_str, name_to_str
 from dticn.packets.tlv import encode_tlv
 from dticn.schemes import get as get_config
@@ -90,22 +90,15 @@ class EdgeScenario:
         """``/node<k>/<i>`` as text."""
         return name_to_str(self.item_name(node, index))
 
-    @property
-    def pushes(self) -> bool:
-        """True when nodes push (push, push-draft) instead of answering on demand."""
-        return get_config(self.scheme).node_mode == "push"
-
     def push_schedule(self, node: int) -> list[float]:
         """Production times of ``node``'s items: given, else the experiment's traffic draw."""
         if self.push_at and self.push_at[node - 1]:
             return sorted(float(t) for t in self.push_at[node - 1])
-        from dticn.experiments.world import transaction_times
-
         mean = sum(self.interval_s) / 2
-        exp = Experiment(config=self.scheme, seed=self.seed, nodes=self.nodes,
-                         interval_s=self.interval_s, warmup_s=self.first_item_s,
-                         duration_s=mean + self.interval_s[1] * self.items)
-        return [float(t) for t in transaction_times(exp, node)][: self.items]
+        times = item_times(seed=self.seed, node=node, interval_s=self.interval_s,
+                           pattern="uniform", start=self.first_item_s,
+                           duration_s=mean + self.interval_s[1] * self.items)
+        return [float(t) for t in times][: self.items]
 
     def with_(self, **changes: Any) -> EdgeScenario:
         return replace(self, **changes)

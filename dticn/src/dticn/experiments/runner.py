@@ -17,6 +17,10 @@ from dticn.experiments.params import Experiment
 Progress = Callable[[int, int], None]
 
 
+class RayMissing(ImportError):
+    """A Ray cluster was asked for but Ray is not installed (the message names the fix)."""
+
+
 def run_one(exp: Experiment) -> dict[str, Any]:
     """Build the world, run it to the horizon, return its metrics row."""
     from dticn.experiments.metrics import run_metrics
@@ -64,9 +68,9 @@ def _run_ray(exps: list[Experiment], address: str, progress: Progress | None
     try:
         import ray
     except ImportError:
-        raise SystemExit(
-            "--ray needs Ray, which is not installed: pip install 'dticn[ray]' "
-            "(or run without --ray to use the local cores)"
+        raise RayMissing(
+            "running on a Ray cluster needs Ray, which is not installed: "
+            "pip install 'dticn[ray]' (or run without --ray to use the local cores)"
         ) from None
     ray.init(address=address, ignore_reinit_error=True)
     remote = ray.remote(run_one)

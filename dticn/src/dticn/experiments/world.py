@@ -22,28 +22,25 @@ import numpy as np
 
 from dticn.apps.consumer import ConsumerApp
 from dticn.apps.items import ItemLog
-from dticn.apps.producer import NodeApp, NodePushHooks
+from dticn.apps.producer import NodeApp
+from dticn.edge import LORA_LINK, EdgeSettings, build_edge, edge_radio, item_times
 from dticn.experiments.params import Experiment
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.links.endpoint import Endpoint
 from dticn.links.internet import InternetLink
-from dticn.links.lora import GatewayRadio, LoRaFace
 from dticn.links.observer import PacketCounter
 from dticn.mac.platform import MacEvent
 from dticn.packets.name import Name, name_from_str
 from dticn.packets.tlv import encode_tlv
-from dticn.radio.context import build_context, smallest_mo_that_fits
-from dticn.radio.network import RadioNetwork
+from dticn.radio.context import build_context
 from dticn.radio.scenario import Scenario
-from dticn.radio.topology import GATEWAY
 from dticn.schemes import get as get_config
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.gateway import GatewayContext, GatewayScheme
-from dticn.schemes.signalling import REGISTRATION_PREFIX, RNP_PREFIX, registration_in_cap
+from dticn.schemes.signalling import RNP_PREFIX
 
 INTERNET_LINKS = ("consumer-forwarder", "forwarder-gateway")
-LORA_LINK = "lora"
+__all__ = ["INTERNET_LINKS", "LORA_LINK", "World"]
 
 
 def node_prefix(node: int) -> Name:
@@ -88,48 +85,18 @@ def lora_lifetime(multisuperframe_s: float, slot_s: float) -> float:
 def transaction_times(exp: Experiment, node: int, warmup_s: float | None = None
                       ) -> np.ndarray:
     """Start times of one node's transactions inside the window (own seeded generator)."""
-    rng = np.random.default_rng([exp.seed, 5151, node])
-    low, high = exp.interval_s
-    mean = (low + high) / 2
     start = exp.warmup_s if warmup_s is None else warmup_s
-    end = start + exp.duration_s
-    t = start + rng.uniform(0.0, mean)
-    out = []
-    while t < end:
-        out.append(t)
-        if exp.pattern == "uniform":
-            t += rng.uniform(low, high)
-        elif exp.pattern == "periodic":
-            t += mean
-        else:
-            t += rng.exponential(mean)
-    return np.asarray(out)
+    return item_times(seed=exp.seed, node=node, interval_s=exp.interval_s,
+                      pattern=exp.pattern, start=start, duration_s=exp.duration_s)
 
 
 def radio_scenario(exp: Experiment) -> Scenario:
-    """The radio side of ``exp``: artifact DSME (SO 3, MO = BO = 5) unless it cannot hold
-    the experiment: SO grows until a full 127-byte frame and its ACK fit one slot (higher
-    spreading factors), MO until every node has an uplink and a downlink GTS. Warm-up and
-    tail stretch with the multisuperframe (:func:`stretched`)."""
-    so = 3
-    mo = exp.mo if exp.mo is not None else 5
-    while True:
-        scenario = Scenario(nodes=exp.nodes, duration_s=exp.horizon_s, seed=exp.seed,
-                            sf=exp.sf, downlink_gts=True, payload_bytes=116,
-                            battery_mah=exp.battery_mah, so=so, mo=max(mo, so),
-                            bo=max(mo, so))
-        if exp.mo is None and exp.nodes > 1:
-            fit = smallest_mo_that_fits(scenario)
-            scenario = scenario.with_(mo=fit, bo=fit)
-        try:
-            ctx = build_context(scenario)
-        except ValueError as exc:
-            if "slot" in str(exc) and so < 8:
-                so += 1
-                continue
-            raise
-        warmup, tail = stretched(exp, ctx.mac.timing.multisuperframe_s)
-        return scenario.with_(duration_s=warmup + exp.duration_s + tail)
+    """The radio side of ``exp`` (:func:`dticn.edge.edge_radio`), its horizon stretched with
+    the multisuperframe (:func:`stretched`)."""
+    scenario = edge_radio(nodes=exp.nodes, seed=exp.seed, sf=exp.sf,
+                          battery_mah=exp.battery_mah, mo=exp.mo, duration_s=exp.horizon_s)
+    warmup, tail = stretched(exp, build_context(scenario).mac.timing.multisuperframe_s)
+    return scenario.with_(duration_s=warmup + exp.duration_s + tail)
 
 
 class World:
@@ -139,13 +106,7 @@ class World:
         self.exp = exp
         self.config = cfg = config or get_config(exp.config)
         self.scenario = scenario = radio_scenario(exp)
-        self.radio = RadioNetwork(scenario, build_context(scenario), traffic=False)
         self.horizon_s = scenario.duration_s
-        timing = self.radio.ctx.mac.timing
-        msf = timing.multisuperframe_s
-        self.warmup_s, _ = stretched(exp, msf)
-        lora_s = lora_lifetime(msf, timing.slot_s)
-        self.kernel = kernel = self.radio.kernel
         self.counter = PacketCounter()
         self.log = ItemLog()
         self.mac = MacFrameMeter()
@@ -154,31 +115,41 @@ class World:
         def rng(role: str) -> random.Random:
             return random.Random(f"{seed}/{role}")
 
+        timing = build_context(scenario).mac.timing
+        msf = timing.multisuperframe_s
+        self.warmup_s, _ = stretched(exp, msf)
+        lora_s = lora_lifetime(msf, timing.slot_s)
+        prefixes = [node_prefix(i) for i in range(1, exp.nodes + 1)]
+        self.edge = edge = build_edge(scenario, cfg, prefixes, rng=rng,
+                                      settings=EdgeSettings(lora_lifetime_s=lora_s),
+                                      counter=self.counter, log=self.log)
+        self.radio = edge.radio
+        self.kernel = kernel = edge.radio.kernel
+        self.gateway_fw = edge.gateway_fw
+        self.gateway_faces = edge.gateway_faces
+        self.gateway_endpoint = edge.gateway_endpoint
+        self.context = edge.context
+        self.scheme = edge.scheme
+        self.nodes: dict[int, NodeApp] = edge.nodes
+        self.node_fws: dict[int, Forwarder] = edge.node_fws
+        self.radio.gateway.observers.append(self.mac)
+        for dev in self.radio.devices.values():
+            dev.observers.append(self.mac)
+
         def forwarder(triple: tuple[float, float, int], role: str,
                       hooks: ForwarderHooks | None = None) -> Forwarder:
             fc = ForwarderConfig(default_retx=SchemeConfig.policy(triple))
-            return Forwarder(kernel, fc, rng=rng(role), hooks=hooks)
+            fw = Forwarder(kernel, fc, rng=rng(role), hooks=hooks)
+            if hooks is not None:
+                hooks.attach(fw)  # type: ignore[attr-defined]
+            return fw
 
-        def lora_side(triple: tuple[float, float, int]) -> tuple[float, float, int]:
-            # gateway and node keep PIT entries for a whole LoRa round trip
-            return (max(triple[0], lora_s), triple[1], triple[2])
-
-        self.hops: list[ForwarderHooks] = []
-
-        def hop() -> ForwarderHooks | None:
-            if cfg.hop_hooks is None:
-                return None
-            h = cfg.hop_hooks()
-            self.hops.append(h)
-            return h
-
-        self.consumer_fw = forwarder(cfg.consumer, "consumer", hop())
-        self.middle_fw = forwarder(cfg.forwarder, "forwarder", hop())
-        self.gateway_fw = forwarder(lora_side(cfg.gateway), "gateway")
-        for fw, h in ((self.consumer_fw, self.hops[0] if self.hops else None),
-                      (self.middle_fw, self.hops[1] if self.hops else None)):
-            if h is not None:
-                h.attach(fw)  # type: ignore[attr-defined]
+        self.hops: list[ForwarderHooks] = (
+            [] if cfg.hop_hooks is None else [cfg.hop_hooks(), cfg.hop_hooks()])
+        self.consumer_fw = forwarder(cfg.consumer, "consumer",
+                                     self.hops[0] if self.hops else None)
+        self.middle_fw = forwarder(cfg.forwarder, "forwarder",
+                                   self.hops[1] if self.hops else None)
         self.links = []
         for name, delay, (a, b) in zip(
             INTERNET_LINKS, exp.delays_s,
@@ -190,54 +161,17 @@ class World:
             link.connect(a, b)
             self.links.append(link)
         l1, l2 = self.links
-
-        # gateway: LoRa faces, its own endpoint, the scheme as forwarder hooks
-        self.gateway_radio = GatewayRadio(self.radio.gateway)
-        self.radio.gateway.observers.append(self.mac)
-        node_faces: dict[int, int] = {}
-        self.gateway_faces: dict[int, LoRaFace] = {}
-        for i in range(1, exp.nodes + 1):
-            face = LoRaFace(self.radio.gateway, i, counter=self.counter, link=LORA_LINK,
-                            direction="down", drop_queued_duplicates=True)
-            node_faces[self.gateway_fw.add_face(face)] = i
-            self.gateway_radio.add(face)
-            self.gateway_faces[i] = face
-        self.gateway_endpoint = Endpoint(kernel, self.gateway_fw, rng("gateway-app"), "app://gw")
-        self.context = GatewayContext(kernel, self.gateway_fw, self.gateway_endpoint,
-                                      self.radio.gateway, node_faces, rng("gateway-scheme"),
-                                      lora_interest_lifetime_s=lora_s)
-        self.scheme: GatewayScheme = cfg.gateway_scheme(self.context)
-        self.gateway_fw.hooks = self.scheme
         self.gateway_fw.add_route(RNP_PREFIX, l2.b.face_id)
-
-        # nodes
-        self.nodes: dict[int, NodeApp] = {}
-        self.node_fws: dict[int, Forwarder] = {}
-        for i in range(1, exp.nodes + 1):
-            push = NodePushHooks() if cfg.node_mode == "push" else None
-            nfw = forwarder(lora_side(cfg.node), f"node{i}", push)
-            dev = self.radio.devices[i]
-            dev.observers.append(self.mac)
-            face = LoRaFace(dev, GATEWAY, counter=self.counter, link=LORA_LINK, direction="up",
-                            slot_policy=registration_in_cap)
-            nfw.add_face(face)
-            dev.on_receive = face.on_mac_receive
-            nfw.add_route(REGISTRATION_PREFIX, face.face_id)
-            ep = Endpoint(kernel, nfw, rng(f"node{i}-app"), f"app://node{i}")
-            if push is not None:
-                push.app_face_id = ep.face_id
-                push.uplink = face
-            self.nodes[i] = NodeApp(ep, node_prefix(i), self.log,
-                                    registration_lifetime_s=lora_s)
-            self.node_fws[i] = nfw
-            self.consumer_fw.add_route(node_prefix(i), l1.a.face_id)
-            self.middle_fw.add_route(node_prefix(i), l2.a.face_id)
+        for prefix in prefixes:
+            self.consumer_fw.add_route(prefix, l1.a.face_id)
+            self.middle_fw.add_route(prefix, l2.a.face_id)
         self.middle_fw.add_route(RNP_PREFIX, l1.b.face_id)
 
         # consumer
         self.consumer_endpoint = Endpoint(kernel, self.consumer_fw, rng("consumer-app"),
                                           "app://consumer")
-        self.consumer = ConsumerApp(self.consumer_endpoint, self.log, mode=cfg.consumer_mode,
+        self.consumer = ConsumerApp(self.consumer_endpoint, self.log,
+                                    behaviour=cfg.consumer_behaviour(),
                                     lifetime_s=cfg.consumer[0],
                                     deadline_s=max(cfg.deadline_s, 4 * msf))
         self._scheduled = False
@@ -256,7 +190,7 @@ class World:
             return
         self._scheduled = True
         self.radio.start()
-        push = self.config.node_mode == "push"
+        push = self.config.pushes
         for i, app in self.nodes.items():
             self.kernel.call_at(1.0 + 0.1 * i, app.register)
             prefix = node_prefix(i)

@@ -17,6 +17,10 @@ from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY, Topology
 
 
+class SlotTooShort(ValueError):
+    """A GTS transaction (wake-up, frame, turnaround, ACK) does not fit one slot."""
+
+
 @dataclass
 class RadioContext:
     scenario: Scenario
@@ -63,7 +67,7 @@ def build_context(s: Scenario) -> RadioContext:
     ack_toa = time_on_air(phy, mac.ack_bytes)
     transaction = mac.wakeup_s + data_toa + 2 * mac.turnaround_s + ack_toa
     if transaction > mac.timing.slot_s:
-        raise ValueError(
+        raise SlotTooShort(
             f"a GTS transaction takes {transaction * 1e3:.1f} ms (SF{s.sf}, {data_psdu} B) but "
             f"a slot is {mac.timing.slot_s * 1e3:.0f} ms; raise SO, lower the SF or the payload"
         )

@@ -32,23 +32,49 @@ from dticn.sim.kernel import EventKernel
 
 @dataclass
 class GatewayContext:
-    """What a scheme may use: the clock, its forwarder, its own endpoint, the MAC schedule.
+    r"""What a scheme may use: the clock, its forwarder, its own endpoint, the MAC schedule.
 
-    ``node_faces`` maps the gateway's LoRa face ids to node MAC addresses;
-    ``gateway_name`` is the one-component name this gateway puts into reflexive names.
+    The scheme is built first (it becomes the forwarder's hooks at the forwarder's
+    construction); the edge builder then :meth:`bind`\ s the forwarder, the gateway's own
+    endpoint on it and ``node_faces`` (the gateway's LoRa face ids -> node MAC addresses)
+    before any packet moves. ``gateway_name`` is the one-component name this gateway puts
+    into reflexive names.
     """
 
     kernel: EventKernel
-    forwarder: Forwarder
-    endpoint: Endpoint
     coordinator: DsmeCoordinator
-    node_faces: dict[int, int]
     rng: random.Random
     gateway_name: Name = GATEWAY_NAME
     lora_interest_lifetime_s: float = 64.0
     reflexive_lifetime_s: float = 10.0
     item_freshness_ms: int = 3_600_000
     registered: dict[Name, int] = field(default_factory=dict)
+    node_faces: dict[int, int] = field(default_factory=dict)
+    _forwarder: Forwarder | None = None
+    _endpoint: Endpoint | None = None
+
+    def bind(self, forwarder: Forwarder, endpoint: Endpoint, node_faces: dict[int, int]
+             ) -> None:
+        """Give the scheme its forwarder, its endpoint and the LoRa faces (once)."""
+        if self._forwarder is not None:
+            raise RuntimeError("GatewayContext.bind called twice: one context per gateway")
+        self._forwarder = forwarder
+        self._endpoint = endpoint
+        self.node_faces.update(node_faces)
+
+    @property
+    def forwarder(self) -> Forwarder:
+        if self._forwarder is None:
+            raise RuntimeError("the scheme used its forwarder before the edge builder bound "
+                               "it; build the edge with dticn.edge.build_edge")
+        return self._forwarder
+
+    @property
+    def endpoint(self) -> Endpoint:
+        if self._endpoint is None:
+            raise RuntimeError("the scheme used its endpoint before the edge builder bound "
+                               "it; build the edge with dticn.edge.build_edge")
+        return self._endpoint
 
     def node_of(self, name: Name) -> tuple[Name, int] | None:
         """(prefix, face id) of the registered node whose prefix covers ``name``."""
@@ -86,6 +112,9 @@ class GatewayScheme(ForwarderHooks):
         self.ctx = ctx
         self.hop = hop
         self.registrations = 0
+
+    def bound(self) -> None:
+        """Called once the context holds the forwarder and the endpoint: set up tables."""
 
     def is_node_face(self, face: Face) -> bool:
         """True for the gateway's LoRa faces."""

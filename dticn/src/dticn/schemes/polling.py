@@ -26,8 +26,7 @@ def _cfg(name: str, consumer: tuple[float, float, int], forwarder: tuple[float, 
          ) -> SchemeConfig:
     return SchemeConfig(
         name=name, description=f"NDN polling, consumer {consumer}, forwarder {forwarder}",
-        consumer=consumer, forwarder=forwarder, consumer_mode="poll", node_mode="on-demand",
-        gateway_scheme=_polling,
+        consumer=consumer, forwarder=forwarder, gateway_scheme=_polling,
     )
 
 

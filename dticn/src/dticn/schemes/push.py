@@ -24,12 +24,20 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.retx import RetxPolicy
-from dticn.packets import Data, Interest
-from dticn.packets.name import Name
-from dticn.schemes.base import SchemeConfig
+from dticn.links.endpoint import Endpoint
+from dticn.packets import Data, DecodeError, Interest, decode_data
+from dticn.packets.name import TYPE_PARAMS_SHA256, Name
+from dticn.schemes.base import ConsumerBehaviour, ConsumerHost, NodeBehaviour, SchemeConfig
 from dticn.schemes.gateway import GatewayContext, GatewayScheme
 from dticn.schemes.reflexive import FibReflexiveHop, PitReflexiveHop
-from dticn.schemes.signalling import RFX_PREFIX, RNP_PREFIX, RPT_PREFIX, reflexive_parameters
+from dticn.schemes.signalling import (
+    RFX_PREFIX,
+    RNP_PREFIX,
+    RPT_PREFIX,
+    ack,
+    read_reflexive_prefix,
+    reflexive_parameters,
+)
 
 
 class PushScheme(GatewayScheme):
@@ -39,13 +47,15 @@ class PushScheme(GatewayScheme):
 
     def __init__(self, ctx: GatewayContext, hop: ForwarderHooks | None = None) -> None:
         super().__init__(ctx, hop)
-        lifetime = ctx.reflexive_lifetime_s
-        # the gateway's own notifications get CCN-lite INR (lifetime/1000 ms/4) like the
-        # consumer side, so one lost /RNP does not lose the item
-        ctx.forwarder.retx.insert(RNP_PREFIX, RetxPolicy.from_triple(lifetime, 1000.0, 4))
         self.items: dict[Name, TimerHandle] = {}
         self.pushed = 0
         self.acked = 0
+
+    def bound(self) -> None:
+        # the gateway's own notifications get CCN-lite INR (lifetime/1000 ms/4) like the
+        # consumer side, so one lost /RNP does not lose the item
+        lifetime = self.ctx.reflexive_lifetime_s
+        self.ctx.forwarder.retx.insert(RNP_PREFIX, RetxPolicy.from_triple(lifetime, 1000.0, 4))
 
     def reflexive_prefix(self) -> tuple[Name, bytes | None]:
         """Where the wrapped item lives, and the first Interest's ApplicationParameters."""
@@ -100,6 +110,73 @@ class DraftPushScheme(PushScheme):
         return rnp, reflexive_parameters(rnp)
 
 
+class NodePushHooks(ForwarderHooks):
+    """Unsolicited Data from the node's own application is pushed to the gateway."""
+
+    def __init__(self) -> None:
+        self.app_face_id: int | None = None
+        self.uplink: Face | None = None
+        self.pushed = 0
+
+    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
+        if in_face.face_id != self.app_face_id or self.uplink is None:
+            return UnsolicitedDataVerdict.DROP
+        self.pushed += 1
+        fw.on_outgoing_data(self.uplink, data)
+        return UnsolicitedDataVerdict.CACHE
+
+
+class PushingNode(NodeBehaviour):
+    """The node produces items on its own and pushes each to the gateway, unsolicited, in
+    its next uplink GTS (:class:`NodePushHooks` on the node's forwarder)."""
+
+    pushes = True
+
+    def hooks(self) -> ForwarderHooks | None:
+        return NodePushHooks()
+
+    def bind(self, hooks: ForwarderHooks | None, app: Endpoint, uplink: Face) -> None:
+        assert isinstance(hooks, NodePushHooks)
+        hooks.app_face_id = app.face_id
+        hooks.uplink = uplink
+
+
+class PushConsumer(ConsumerBehaviour):
+    """Serves ``/RNP``: fetches the reflexive name the notification names, then acknowledges
+    the notification. One fetch per notification name, however often it is retransmitted."""
+
+    def __init__(self) -> None:
+        self.notifications = 0
+        self._fetching: set[Name] = set()
+
+    def start(self, host: ConsumerHost) -> None:
+        host.endpoint.serve(RNP_PREFIX, lambda notify: self._on_notification(host, notify))
+
+    def _on_notification(self, host: ConsumerHost, notify: Interest) -> None:
+        if notify.name in self._fetching:
+            return                        # a retransmitted notification: one fetch is enough
+        self.notifications += 1
+        self._fetching.add(notify.name)
+        rnp = read_reflexive_prefix(notify.app_parameters)
+        item_name = tuple(c for c in notify.name[2:] if c[0] != TYPE_PARAMS_SHA256)
+        fetch_name = (rnp if rnp is not None else RPT_PREFIX + notify.name[1:2]) + item_name
+        host.endpoint.express(
+            Interest(fetch_name, lifetime_ms=host.lifetime_ms),
+            lambda i, d: self._fetched(host, notify, item_name, d),
+            lambda i, reason: self._fetching.discard(notify.name))
+
+    def _fetched(self, host: ConsumerHost, notify: Interest, item_name: Name,
+                 wrapped: Data) -> None:
+        self._fetching.discard(notify.name)
+        try:
+            inner = decode_data(wrapped.content)
+        except DecodeError:
+            return
+        if inner.name == item_name:
+            host.log.finished(item_name, host.kernel.now(), "delivered")
+        host.endpoint.put(ack(notify.name))
+
+
 def _push(ctx: GatewayContext) -> GatewayScheme:
     return PushScheme(ctx)
 
@@ -111,15 +188,15 @@ def _push_draft(ctx: GatewayContext) -> GatewayScheme:
 CONFIGS = (
     SchemeConfig(
         name="push", description="reflexive push, artifact (/RNP, /RPT, temporary FIB routes)",
-        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), consumer_mode="push",
-        node_mode="push", gateway_scheme=_push, hop_hooks=FibReflexiveHop,
+        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), gateway_scheme=_push,
+        consumer_behaviour=PushConsumer, node_behaviour=PushingNode, hop_hooks=FibReflexiveHop,
         transaction_deadline_s=120.0,
     ),
     SchemeConfig(
         name="push-draft",
         description="reflexive push, IRTF draft (random RNP in the PIT entry, no FIB change)",
-        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), consumer_mode="push",
-        node_mode="push", gateway_scheme=_push_draft, hop_hooks=PitReflexiveHop,
+        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), gateway_scheme=_push_draft,
+        consumer_behaviour=PushConsumer, node_behaviour=PushingNode, hop_hooks=PitReflexiveHop,
         transaction_deadline_s=120.0,
     ),
 )

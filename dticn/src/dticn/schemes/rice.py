@@ -25,7 +25,7 @@ from dticn.forwarder.retx import RetxPolicy
 from dticn.mac.gts import Direction
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
-from dticn.schemes.base import SchemeConfig
+from dticn.schemes.base import ConsumerBehaviour, ConsumerHost, SchemeConfig
 from dticn.schemes.gateway import GatewayContext, GatewayScheme
 from dticn.schemes.signalling import nack, wait_hint
 
@@ -33,6 +33,24 @@ HINT_GUARD_S = 0.1
 """Added to every hint: the consumer's Interest needs a moment to reach the gateway."""
 REPLY_PAYLOAD_BYTES = 116
 """The reply's size is unknown in advance; assume a full frame (upper bound on airtime)."""
+RICE_RETRY_S = 1.0
+"""A RICE consumer asks again this long after a lost answer (timeout, network Nack)."""
+
+
+class RiceConsumer(ConsumerBehaviour):
+    """MustBeFresh Interests; a wait hint schedules the next Interest after the hint, a NACK
+    Data fails the transaction, content delivers it. A lost answer is asked again with a new
+    Interest after :data:`RICE_RETRY_S` until the transaction deadline: a delay-tolerant
+    consumer keeps asking."""
+
+    must_be_fresh = True
+
+    def on_failure(self, host: ConsumerHost, name: Name, reason: str, started: float) -> None:
+        now = host.kernel.now()
+        if now + RICE_RETRY_S <= started + host.deadline_s:
+            host.kernel.call_later(RICE_RETRY_S, host.ask, name, started)
+            return
+        host.log.finished(name, now, reason)
 
 
 class RiceScheme(GatewayScheme):
@@ -146,13 +164,13 @@ def _schedule(ctx: GatewayContext) -> GatewayScheme:
 CONFIGS = (
     SchemeConfig(
         name="rice", description="RICE-like retrieval, static hint (one multisuperframe)",
-        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), consumer_mode="rice",
-        node_mode="on-demand", gateway_scheme=_static, transaction_deadline_s=150.0,
+        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), gateway_scheme=_static,
+        consumer_behaviour=RiceConsumer, transaction_deadline_s=150.0,
     ),
     SchemeConfig(
         name="rice-schedule",
         description="RICE-like retrieval, hint from the DSME schedule (next slots + airtime)",
-        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), consumer_mode="rice",
-        node_mode="on-demand", gateway_scheme=_schedule, transaction_deadline_s=150.0,
+        consumer=(4.0, 1000.0, 4), forwarder=(4.0, 1000.0, 4), gateway_scheme=_schedule,
+        consumer_behaviour=RiceConsumer, transaction_deadline_s=150.0,
     ),
 )

@@ -1,0 +1,221 @@
+"""The LoRa edge, built once for both drivers: a gateway forwarder running a scheme, one LoRa
+face per node, and behind each node its forwarder and application.
+
+    [gateway forwarder + scheme] -- Internet side: the caller's (in-memory links in the
+            || LoRa / DSME             simulator, sockets in the emulated gateway)
+    [node fwd] - node app   (one per node)
+
+:class:`~dticn.experiments.world.World` (simulation) and
+:class:`~dticn.emulation.edge.Edge` (emulation) differ only in what they put on the
+Internet side and in a few settings (:class:`EdgeSettings`); everything they share is here:
+the radio side (:func:`edge_radio`), the wiring (:func:`build_edge`) and the traffic draw
+(:func:`item_times`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dticn.apps.items import ItemLog
+from dticn.apps.producer import NodeApp
+from dticn.forwarder.face import Face
+from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.hooks import ForwarderHooks
+from dticn.forwarder.pit import PitEntry
+from dticn.links.endpoint import Endpoint
+from dticn.links.lora import GatewayRadio, LoRaFace
+from dticn.links.observer import PacketCounter
+from dticn.packets import Data, Interest
+from dticn.packets.name import Name, is_prefix
+from dticn.radio.context import SlotTooShort, build_context, smallest_mo_that_fits
+from dticn.radio.network import RadioNetwork
+from dticn.radio.scenario import Scenario
+from dticn.radio.topology import GATEWAY
+from dticn.schemes.base import SchemeConfig, Triple
+from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.signalling import REGISTRATION_PREFIX, registration_in_cap
+from dticn.sim.kernel import EventKernel
+
+GatewayForwarderFactory = Callable[[EventKernel, ForwarderConfig, ForwarderHooks, random.Random],
+                                   Forwarder]
+"""Builds the gateway's forwarder from (kernel, config, hooks, rng)."""
+LORA_LINK = "lora"
+"""Link label of LoRa frames in the :class:`~dticn.links.observer.PacketCounter`."""
+ARTIFACT_SO = 3
+ARTIFACT_MO = 5
+MAX_SO = 8
+
+
+def edge_radio(*, nodes: int, seed: int, sf: int = 7, battery_mah: float | None = None,
+               mo: int | None = None, duration_s: float = 3600.0) -> Scenario:
+    """The radio side of an edge: artifact DSME (SO 3, MO = BO = 5, static GTS, one uplink
+    and one downlink slot per node, 116-byte frames) unless it cannot hold the edge: SO grows
+    until a full frame and its ACK fit one slot (higher spreading factors), MO until every
+    node has its two GTS (``mo`` None; several nodes)."""
+    so = ARTIFACT_SO
+    order = mo if mo is not None else ARTIFACT_MO
+    while True:
+        scenario = Scenario(nodes=nodes, duration_s=duration_s, seed=seed, sf=sf,
+                            downlink_gts=True, payload_bytes=116, battery_mah=battery_mah,
+                            so=so, mo=max(order, so), bo=max(order, so))
+        if mo is None and nodes > 1:
+            fit = smallest_mo_that_fits(scenario)
+            scenario = scenario.with_(mo=fit, bo=fit)
+        try:
+            build_context(scenario)
+        except SlotTooShort:
+            if so < MAX_SO:
+                so += 1
+                continue
+            raise
+        return scenario
+
+
+def item_times(*, seed: int, node: int, interval_s: tuple[float, float], pattern: str,
+               start: float, duration_s: float) -> np.ndarray:
+    """Start times of one node's items in ``[start, start + duration_s)``, from the node's own
+    generator: the first after U(0, mean), then gaps U(low, high) (``uniform``), the mean
+    (``periodic``) or exponential of the mean (``poisson``)."""
+    rng = np.random.default_rng([seed, 5151, node])
+    low, high = interval_s
+    mean = (low + high) / 2
+    end = start + duration_s
+    t = start + rng.uniform(0.0, mean)
+    out = []
+    while t < end:
+        out.append(t)
+        if pattern == "uniform":
+            t += rng.uniform(low, high)
+        elif pattern == "periodic":
+            t += mean
+        else:
+            t += rng.exponential(mean)
+    return np.asarray(out)
+
+
+@dataclass(frozen=True)
+class EdgeSettings:
+    """What the two drivers set differently.
+
+    Args:
+        lora_lifetime_s: PIT lifetime for Interests crossing the LoRa link (gateway and node
+            keep entries at least this long) and the nodes' registration lifetime; None: the
+            configuration's triples unchanged and 64 s registrations.
+        gateway_pit_covers_in_records: the gateway keeps a PIT entry as long as its
+            longest in-record (an application behind a socket may ask for more than 64 s).
+    """
+
+    lora_lifetime_s: float | None = None
+    gateway_pit_covers_in_records: bool = False
+
+
+@dataclass
+class EdgeParts:
+    """The built edge; the caller adds the Internet side and starts it."""
+
+    radio: RadioNetwork
+    config: SchemeConfig
+    gateway_fw: Forwarder
+    gateway_endpoint: Endpoint
+    context: GatewayContext
+    scheme: GatewayScheme
+    gateway_faces: dict[int, LoRaFace]
+    nodes: dict[int, NodeApp]
+    node_fws: dict[int, Forwarder]
+    counter: PacketCounter
+    log: ItemLog
+    bypass: list[Name] = field(default_factory=list)
+
+
+class BypassPrefixes(ForwarderHooks):
+    """The scheme's hooks, except for names the gateway serves otherwise (management,
+    static routes to another gateway): those go to the strategy. ``prefixes`` is data the
+    owner may extend while running; the composition itself never changes."""
+
+    def __init__(self, scheme: ForwarderHooks, prefixes: list[Name]) -> None:
+        self.scheme = scheme
+        self.prefixes = prefixes
+
+    def on_interest_propagate(self, fw: Forwarder, in_face: Face, interest: Interest,
+                              entry: PitEntry) -> bool:
+        if any(is_prefix(p, interest.name) for p in self.prefixes):
+            return False
+        return self.scheme.on_interest_propagate(fw, in_face, interest, entry)
+
+    def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
+        return self.scheme.on_unsolicited_data(fw, in_face, data)
+
+    def on_reflexive_interest(self, fw: Forwarder, in_face: Face, interest: Interest) -> bool:
+        return self.scheme.on_reflexive_interest(fw, in_face, interest)
+
+
+def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name], *,
+               rng: Callable[[str], random.Random], settings: EdgeSettings = EdgeSettings(),
+               counter: PacketCounter | None = None, log: ItemLog | None = None,
+               gateway_fw: GatewayForwarderFactory | None = None,
+               ) -> EdgeParts:
+    """Wire the gateway and ``len(prefixes)`` nodes on ``scenario``'s radio network.
+
+    The gateway forwarder is built with its hooks (the scheme, behind :class:`BypassPrefixes`);
+    the scheme's context is bound to the forwarder and its endpoint right after, before any
+    packet moves. ``gateway_fw(config, hooks)`` builds the forwarder when the caller needs a
+    say (the emulated gateway's forwarder takes frames from outside the kernel's events).
+    """
+    radio = RadioNetwork(scenario, build_context(scenario), traffic=False)
+    kernel = radio.kernel
+    counter = counter if counter is not None else PacketCounter()
+    log = log if log is not None else ItemLog()
+    lora_s = settings.lora_lifetime_s
+
+    def lora_side(triple: Triple) -> Triple:
+        # gateway and node keep PIT entries for a whole LoRa round trip
+        return triple if lora_s is None else (max(triple[0], lora_s), triple[1], triple[2])
+
+    context = GatewayContext(kernel, radio.gateway, rng("gateway-scheme"),
+                             lora_interest_lifetime_s=lora_s if lora_s is not None else 64.0)
+    scheme = config.gateway_scheme(context)
+    bypass: list[Name] = []
+    hooks = BypassPrefixes(scheme, bypass)
+    fc = ForwarderConfig(default_retx=SchemeConfig.policy(lora_side(config.gateway)),
+                         pit_covers_in_records=settings.gateway_pit_covers_in_records)
+    if gateway_fw is not None:
+        gfw = gateway_fw(kernel, fc, hooks, rng("gateway"))
+    else:
+        gfw = Forwarder(kernel, fc, rng=rng("gateway"), hooks=hooks)
+    gateway_radio = GatewayRadio(radio.gateway)
+    node_faces: dict[int, int] = {}
+    gateway_faces: dict[int, LoRaFace] = {}
+    for i in range(1, len(prefixes) + 1):
+        face = LoRaFace(radio.gateway, i, counter=counter, link=LORA_LINK, direction="down",
+                        drop_queued_duplicates=True)
+        node_faces[gfw.add_face(face)] = i
+        gateway_radio.add(face)
+        gateway_faces[i] = face
+    endpoint = Endpoint(kernel, gfw, rng("gateway-app"), "app://gw")
+    context.bind(gfw, endpoint, node_faces)
+    scheme.bound()
+
+    nodes: dict[int, NodeApp] = {}
+    node_fws: dict[int, Forwarder] = {}
+    for i, prefix in enumerate(prefixes, 1):
+        behaviour = config.node_behaviour()
+        node_hooks = behaviour.hooks()
+        nfw = Forwarder(kernel, ForwarderConfig(default_retx=SchemeConfig.policy(
+            lora_side(config.node))), rng=rng(f"node{i}"), hooks=node_hooks)
+        dev = radio.devices[i]
+        face = LoRaFace(dev, GATEWAY, counter=counter, link=LORA_LINK, direction="up",
+                        slot_policy=registration_in_cap)
+        nfw.add_face(face)
+        dev.on_receive = face.on_mac_receive
+        nfw.add_route(REGISTRATION_PREFIX, face.face_id)
+        ep = Endpoint(kernel, nfw, rng(f"node{i}-app"), f"app://node{i}")
+        behaviour.bind(node_hooks, ep, face)
+        nodes[i] = NodeApp(ep, prefix, log, registration_lifetime_s=lora_s
+                           if lora_s is not None else 64.0)
+        node_fws[i] = nfw
+    return EdgeParts(radio, config, gfw, endpoint, context, scheme, gateway_faces, nodes,
+                     node_fws, counter, log, bypass)
