@@ -171,15 +171,6 @@ class Forwarder:
         """Undo :meth:`add_reflexive_prefix`."""
         self._reflexive.erase(prefix)
 
-    def retx_policy_for(self, name: Name, face: Face | None = None) -> RetxPolicy:
-        """Prefix policy, else the face's, else the default."""
-        policy = self.retx.find(name)
-        if policy is not None:
-            return policy
-        if face is not None and face.retx_policy is not None:
-            return face.retx_policy
-        return self.retx.default
-
     # ---------------------------------------------------------------- input
     def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
         """Entry point for every frame a face received."""

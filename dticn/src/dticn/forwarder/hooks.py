@@ -1,6 +1,7 @@
 """Hooks where gateway schemes plug into the forwarder without editing its pipelines.
 
-A gateway subclasses :class:`ForwarderHooks` and passes an instance to the forwarder.
+A scheme subclasses :class:`ForwarderHooks`; the forwarder gets the instance at its
+construction and keeps it (compose hooks by wrapping, never by replacing them later).
 Each hook returns whether it took over; the default implementations take over nothing,
 so a plain forwarder behaves like NFD.
 
@@ -8,9 +9,10 @@ so a plain forwarder behaves like NFD.
   before the strategy forwards. A RICE-like gateway answers at once with a wait hint
   (``fw.answer_interest(entry, data)``) and takes over the Interest itself; NDN
   polling just returns False.
-* :meth:`ForwarderHooks.on_unsolicited_data`: Data that matched no PIT entry. A
-  push-scheme gateway returns True to admit it into the CS (``pinned`` decides whether
-  LRU may evict it) and may emit an ``/RNP`` Interest.
+* :meth:`ForwarderHooks.on_unsolicited_data`: Data that matched no PIT entry. The hook
+  returns an :class:`UnsolicitedDataVerdict`: ``DROP``, ``CACHE`` or ``CACHE_PINNED`` (LRU
+  never evicts it). A push-scheme gateway wraps and pins the item itself and emits an
+  ``/RNP`` Interest; a pushing node sends it up its LoRa face.
 * :meth:`ForwarderHooks.on_reflexive_interest`: an Interest under a prefix registered
   with ``fw.add_reflexive_prefix`` (draft-irtf-icnrg-reflexive-forwarding): runs before
   the PIT/FIB so the hook can route it by reverse state kept in another PIT entry's

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from dticn.mac.ack import AckWait
 from dticn.mac.config import MacConfig
 from dticn.mac.csma import AccessFailure, Backoff, Cca, CsmaAction, SlottedCsmaCa, Transmit
 from dticn.mac.frames import Frame
@@ -37,8 +38,8 @@ class CapAccess:
         self._csma: SlottedCsmaCa | None = None
         self._retries = 0
         self._transmissions = 0
-        self._ack_timer: Any = None
         self.ack_s = time_on_air(platform.phy, config.ack_bytes)
+        self.ack = AckWait(platform, 2 * config.turnaround_s + self.ack_s)
         self.backoff_log: list[int] = []
         #: Called instead of sleeping between steps (a node listening through the CAP).
         self.idle_policy: Callable[[], None] | None = None
@@ -49,7 +50,7 @@ class CapAccess:
     @property
     def awaiting_ack(self) -> bool:
         """The radio is in RX for this transaction's ACK right now."""
-        return self._ack_timer is not None
+        return self.ack.waiting
 
     def submit(self, frame: Frame) -> None:
         self.queue.append(frame)
@@ -189,25 +190,14 @@ class CapAccess:
             self._finish(Status.DELIVERED)
             return
         self.p.radio.start_rx(self.cfg.cap_channel)
-        wait = 2 * self.cfg.turnaround_s + self.ack_s
-        self._ack_timer = self.p.clock.call_later(wait, self._ack_timeout)
+        self.ack.expect(frame.seq, lambda: self._finish(Status.DELIVERED), self._ack_timeout)
 
     def on_ack(self, seq: int) -> bool:
         """The owner received an ACK; True when it was the one awaited."""
-        if self._frame is None or self._ack_timer is None or seq != self._frame.seq:
-            return False
-        self._ack_timer.cancel()
-        self._ack_timer = None
-        self._finish(Status.DELIVERED)
-        return True
+        return self._frame is not None and self.ack.on_ack(seq)
 
     def _ack_timeout(self) -> None:
         radio = self.p.radio
-        rearmed = self.p.after_reception(self._ack_timeout)
-        if rearmed is not None:
-            self._ack_timer = rearmed
-            return
-        self._ack_timer = None
         self._retries += 1
         self.on_event("retry", {"retries": self._retries})
         if self._retries > self.cfg.csma.max_frame_retries:

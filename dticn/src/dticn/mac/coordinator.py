@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from dticn.mac.ack import AckWait
 from dticn.mac.cap import CapAccess
 from dticn.mac.config import MacConfig
 from dticn.mac.endpoint import MacEndpoint
@@ -43,7 +44,8 @@ class DsmeCoordinator(MacEndpoint):
         self._cap_requests: dict[int, MacRequest] = {}
         self.downlink_queues: dict[int, deque[MacRequest]] = {}
         self._downlink_busy: set[int] = set()
-        self._downlink_inflight: dict[int, tuple[MacRequest, Frame, Any]] = {}
+        self._downlink_inflight: dict[int, MacRequest] = {}
+        self._downlink_acks: dict[int, AckWait] = {}
         self._frames: dict[int, Frame] = {}
         self._seq = 0
         self._last_seq: dict[int, int] = {}
@@ -142,13 +144,26 @@ class DsmeCoordinator(MacEndpoint):
         self.p.duty.record(cell.channel, now, toa)
         req.attempts += 1
         self._emit("tx", req, airtime_s=toa, slot="gts", attempt=req.attempts)
-        timer = self.p.clock.call_later(toa + 2 * self.cfg.turnaround_s + self.ack_s,
-                                        self._downlink_timeout, node)
-        self._downlink_inflight[node] = (req, frame, timer)
+        ack = self._downlink_acks.get(node)
+        if ack is None:
+            ack = self._downlink_acks[node] = AckWait(self.p, 2 * self.cfg.turnaround_s
+                                                      + self.ack_s)
+        # it listens by schedule, not after its own frame: the window counts the airtime in
+        ack.expect(frame.seq, lambda: self._downlink_delivered(node),
+                   lambda: self._downlink_timeout(node),
+                   after_s=toa + 2 * self.cfg.turnaround_s + self.ack_s)
+        self._downlink_inflight[node] = req
         self.p.radio.transmit(cell.channel, node, frame, toa, lambda: None)
 
+    def _downlink_delivered(self, node: int) -> None:
+        req = self._downlink_inflight.pop(node)
+        self.downlink_queues[node].popleft()
+        self._downlink_busy.discard(node)
+        self._finish(req, Status.DELIVERED)
+        self._kick_downlink(node)
+
     def _downlink_timeout(self, node: int) -> None:
-        req, _, _ = self._downlink_inflight.pop(node)
+        req = self._downlink_inflight.pop(node)
         self._downlink_busy.discard(node)
         if req.attempts > self.cfg.csma.max_frame_retries:
             self.downlink_queues[node].popleft()
@@ -188,15 +203,8 @@ class DsmeCoordinator(MacEndpoint):
     def deliver(self, tx: Transmission, rssi_dbm: float, margin_db: float) -> None:
         frame = tx.frame
         if frame.kind is FrameKind.ACK:
-            inflight = self._downlink_inflight.get(frame.src)
-            if inflight is not None and inflight[1].seq == frame.seq:
-                req, _, timer = self._downlink_inflight.pop(frame.src)
-                timer.cancel()
-                self.downlink_queues[frame.src].popleft()
-                self._downlink_busy.discard(frame.src)
-                self._finish(req, Status.DELIVERED)
-                self._kick_downlink(frame.src)
-            else:
+            ack = self._downlink_acks.get(frame.src)
+            if ack is None or not ack.on_ack(frame.seq):
                 self.cap.on_ack(frame.seq)
             return
         if frame.ack_request:

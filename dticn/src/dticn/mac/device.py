@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dticn.energy.model import EnergyMeter
+from dticn.mac.ack import AckWait
 from dticn.mac.cap import CapAccess
 from dticn.mac.config import MacConfig
 from dticn.mac.endpoint import MacEndpoint
@@ -88,8 +89,9 @@ class DsmeDevice(MacEndpoint):
         self._toa: dict[int, float] = {}
         self.ack_s = self.toa(config.ack_bytes)
         self.beacon_s = self.toa(config.beacon_bytes)
+        self.gts_ack = AckWait(platform, 2 * config.turnaround_s + self.ack_s)
         self._gts_wake_handle: Any = None
-        self._gts_inflight: tuple[MacRequest, Frame, Any] | None = None
+        self._gts_inflight: tuple[MacRequest, Frame] | None = None
         self._frames: dict[int, Frame] = {}
         self._beacon_timer: Any = None
         self._assoc_timer: Any = None
@@ -365,31 +367,30 @@ class DsmeDevice(MacEndpoint):
         self.p.duty.record(cell.channel, now, toa)
         req.attempts += 1
         self._emit("tx", req, airtime_s=toa, slot="gts", attempt=req.attempts)
-        self._gts_inflight = (req, frame, None)
+        self._gts_inflight = (req, frame)
         self.p.radio.transmit(cell.channel, frame.dst, frame, toa, lambda: self._gts_sent(cell))
 
     def _gts_sent(self, cell: Gts) -> None:
         assert self._gts_inflight is not None
-        req, frame, _ = self._gts_inflight
+        _, frame = self._gts_inflight
         if not frame.ack_request:
-            self._gts_inflight = None
-            self.p.radio.sleep()
-            self.gts_queue.popleft()
-            self._finish(req, Status.DELIVERED)
-            self._kick_gts()
+            self._gts_delivered()
             return
         self.p.radio.start_rx(cell.channel)
-        timer = self.p.clock.call_later(2 * self.cfg.turnaround_s + self.ack_s,
-                                        self._gts_ack_timeout)
-        self._gts_inflight = (req, frame, timer)
+        self.gts_ack.expect(frame.seq, self._gts_delivered, self._gts_ack_timeout)
+
+    def _gts_delivered(self) -> None:
+        assert self._gts_inflight is not None
+        req, _ = self._gts_inflight
+        self._gts_inflight = None
+        self.p.radio.sleep()
+        self.gts_queue.popleft()
+        self._finish(req, Status.DELIVERED)
+        self._kick_gts()
 
     def _gts_ack_timeout(self) -> None:
         assert self._gts_inflight is not None
-        req, frame, _ = self._gts_inflight
-        rearmed = self.p.after_reception(self._gts_ack_timeout)
-        if rearmed is not None:
-            self._gts_inflight = (req, frame, rearmed)
-            return
+        req, _ = self._gts_inflight
         self._gts_inflight = None
         self.p.radio.sleep()
         if req.attempts > self.cfg.csma.max_frame_retries:
@@ -400,17 +401,8 @@ class DsmeDevice(MacEndpoint):
         self._kick_gts()
 
     def _on_ack(self, frame: Frame) -> None:
-        if self._gts_inflight is not None and self._gts_inflight[2] is not None:
-            req, sent, timer = self._gts_inflight
-            if frame.seq == sent.seq:
-                timer.cancel()
-                self._gts_inflight = None
-                self.p.radio.sleep()
-                self.gts_queue.popleft()
-                self._finish(req, Status.DELIVERED)
-                self._kick_gts()
-                return
-        self.cap.on_ack(frame.seq)
+        if not self.gts_ack.on_ack(frame.seq):
+            self.cap.on_ack(frame.seq)
 
     # -- receiver on through the CAP (cap_rx, upkeep="events") ----------------------------
     def _schedule_cap_listen(self, after: float) -> None:
