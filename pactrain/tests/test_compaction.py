@@ -132,7 +132,8 @@ def _adaptive(rank: int, world_size: int) -> dict:
         method.on_step_end(step)
     summary = method.summary()
     return {"counts": summary["tier_counts_per_bucket"], "link": summary["policy"]["link"],
-            "version": summary["policy"]["version"], "steps": method.payload.steps}
+            "version": summary["policy"]["version"], "steps": method.payload.steps,
+            "budgets": summary["policy"]["budgets_s"]}
 
 
 @pytest.mark.slow
@@ -140,7 +141,11 @@ def test_adaptive_policy_decides_identically_on_every_rank() -> None:
     results = run_on_local_group(_adaptive, 2)
     assert results[0]["counts"] == results[1]["counts"]
     assert results[0]["link"] == results[1]["link"]  # agreed by all-reduce
-    assert results[0]["version"] == 3 and results[0]["steps"] == 6
+    # 3 refreshes (every 2 steps) and 4 overlap plans (at each refresh and after step 5)
+    assert results[0]["version"] == 7 and results[0]["steps"] == 6
+    budgets = results[0]["budgets"]
+    assert budgets == results[1]["budgets"] and len(budgets) >= 2  # agreed, per bucket
+    assert min(budgets.values()) == 0.0 < max(budgets.values())  # the last bucket hides none
     assert sum(sum(c.values()) for c in results[0]["counts"].values()) >= 6
 
 

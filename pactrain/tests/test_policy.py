@@ -40,6 +40,24 @@ def test_latency_bound_small_bucket_is_not_split_into_two_collectives() -> None:
     assert policy.decide(1000, 200, 2).tier not in ("ternary", "packed")  # 2 x alpha
 
 
+def test_hide_budget_buys_the_most_precise_tier_that_fits() -> None:
+    # 100 Mbit/s-like link, 4 ranks, a 2.4M-entry bucket at 20% density
+    policy = AdaptivePolicy(LinkModel(2e-4, 8e-8), COMPUTE)
+    numel, kept = 2_400_000, 480_000
+    costs = policy.costs(numel, kept, 4)
+    assert policy.decide(numel, kept, 4).tier == "packed"  # no budget: the cheapest
+    assert policy.decide(numel, kept, 4, costs["fp16"] * 1.01).tier == "fp16"
+    assert policy.decide(numel, kept, 4, costs["fp32"] * 1.01).tier == "fp32"
+    assert policy.decide(numel, kept, 4, costs["fp16"] * 0.99).tier == "packed"
+    # planned budgets are hide_fraction x the gap; the group mean needs no group here
+    policy.plan_overlap({0: 0.5, 1: 0.0}, None)
+    assert policy.hide_budget(0) == pytest.approx(0.4) and policy.hide_budget(1) == 0.0
+    assert policy.hide_budget(7) == 0.0 and policy.version == 1
+    other = AdaptivePolicy()
+    other.load_state_dict(policy.state_dict())
+    assert other.budgets_s == policy.budgets_s
+
+
 def test_refresh_fits_alpha_beta_from_observations() -> None:
     truth = LinkModel(2e-4, 3e-8)
     policy = AdaptivePolicy(LinkModel(1e-3, 1e-6), COMPUTE, blend=1.0)

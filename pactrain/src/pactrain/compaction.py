@@ -42,7 +42,9 @@ Warnings:
 """
 
 import logging
-from collections import Counter
+import statistics
+import time
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +73,9 @@ from pactrain.masks import MaskTracker
 from pactrain.policy import AdaptivePolicy, FixedPolicy, TierDecision
 
 LOG = logging.getLogger(__name__)
+
+#: Steps of bucket gaps kept for the overlap plan (their median is used).
+GAP_SAMPLES = 4
 
 
 @dataclass(frozen=True)
@@ -183,6 +188,8 @@ class CompactionState:
         self.layouts: dict[int, BucketLayout] = {}
         self.decisions: dict[int, tuple[tuple, int, TierDecision]] = {}
         self._draws: dict[int, torch.Tensor] = {}  # per bucket index, reused every step
+        self._ready_at: list[tuple[int, float]] = []  # this step's hook calls (index, time)
+        self.gap_samples: dict[int, deque[float]] = {}  # recent gaps per bucket index
         self._gathered: dict[int, torch.Tensor] = {}  # likewise
         self._mask_names = {id(p): name for name, p in tracker.pruner.params.items()}
         self._names = (ParameterNames(model) if model is not None
@@ -244,14 +251,40 @@ class CompactionState:
         cached = self.decisions.get(index)
         if cached is not None and cached[0] == layout.key and cached[1] == self.policy.version:
             return cached[2]
-        decision = self.policy.decide(layout.numel, int(layout.kept.numel()), self.world_size)
+        budget = self.policy.hide_budget(index)
+        decision = self.policy.decide(layout.numel, int(layout.kept.numel()), self.world_size,
+                                      budget)
         previous = cached[2].tier if cached else None
         if decision.tier != previous:
-            LOG.info("bucket %d: %d of %d entries kept (density %.3f) -> %s %s", index,
-                     decision.kept, decision.numel, decision.density, decision.tier,
+            LOG.info("bucket %d: %d of %d entries kept (density %.3f), hide budget %.3fs "
+                     "-> %s %s", index, decision.kept, decision.numel, decision.density,
+                     budget, decision.tier,
                      {k: f"{v:.2e}s" for k, v in decision.costs.items()})
         self.decisions[index] = (layout.key, self.policy.version, decision)
         return decision
+
+    # -- overlap timing ------------------------------------------------------------------
+    def note_ready(self, index: int) -> None:
+        """Record when bucket ``index`` reached the hook (its gradients were ready)."""
+        self._ready_at.append((index, time.perf_counter()))
+
+    def close_step_timing(self) -> None:
+        """Turn this step's hook calls into gaps: each bucket's time until the next
+        bucket's call (the compute its transfer can hide behind); 0 for the last. A few
+        steps are kept per bucket (their median is what the policy plans with)."""
+        calls, self._ready_at = self._ready_at, []
+        for position, (index, at) in enumerate(calls):
+            gap = calls[position + 1][1] - at if position + 1 < len(calls) else 0.0
+            self.gap_samples.setdefault(index, deque(maxlen=GAP_SAMPLES)).append(gap)
+
+    def plan_overlap(self) -> None:
+        """Give the policy each bucket's median recent gap (collective: all ranks call
+        it at the same step). Only buckets of the latest layout take part."""
+        current = set(self.layouts)
+        gaps = {i: statistics.median(samples) for i, samples in self.gap_samples.items()
+                if i in current and samples}
+        if gaps:
+            self.policy.plan_overlap(gaps, self.process_group)
 
     # -- checkpoint ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -425,11 +458,13 @@ def compaction_hook(state: CompactionState, bucket: dist.GradBucket,
     """
     buffer = bucket.buffer()
     index = bucket.index()
+    state.note_ready(index)
     layout = state.layout(bucket)
     tier = state.decide(index, layout).tier
     state.tier_counts.setdefault(index, Counter())[tier] += 1
     future = TIER_SENDERS[tier](state, index, buffer, layout)
     if bucket.is_last():
         state.comm.end_step()
+        state.close_step_timing()
         state.step += 1
     return future

@@ -24,6 +24,10 @@ from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.policy import AdaptivePolicy, FixedPolicy, probe_compute, probe_link
 
+#: Step after which the adaptive policy first plans the overlap: DDP rebuilds its buckets
+#: after step 1, then a few steps of gaps are measured.
+OVERLAP_PLAN_STEP = 5
+
 
 @dataclass
 class PacTrainMethod:
@@ -31,6 +35,7 @@ class PacTrainMethod:
 
     state: CompactionState
     refresh_every: int = 50
+    plan_overlap_at: int | None = None
 
     @property
     def hook(self) -> Callable[..., Any]:
@@ -41,10 +46,20 @@ class PacTrainMethod:
         return self.state.comm.payload
 
     def on_step_end(self, step: int) -> None:
-        """Refresh the link model every ``refresh_every`` steps (a collective)."""
-        if isinstance(self.state.policy, AdaptivePolicy) and self.refresh_every > 0 \
-                and (step + 1) % self.refresh_every == 0:
+        """Refresh the link model every ``refresh_every`` steps, and plan the overlap
+        (hide budgets) at ``plan_overlap_at`` and at each refresh (collectives).
+
+        Why ``plan_overlap_at`` is early (a few steps after DDP rebuilt its buckets):
+        on a slow link a short run may reach its target before the first refresh.
+        """
+        if not isinstance(self.state.policy, AdaptivePolicy):
+            return
+        done = step + 1
+        refresh = self.refresh_every > 0 and done % self.refresh_every == 0
+        if refresh:
             self.state.policy.refresh(self.state.process_group)
+        if self.plan_overlap_at is not None and (refresh or done == self.plan_overlap_at):
+            self.state.plan_overlap()
 
     def summary(self) -> dict[str, Any]:
         total: Counter = Counter()
@@ -97,7 +112,10 @@ def make_pactrain(
                             config.seed, policy, config.error_feedback_or(False),
                             model=getattr(ddp_model, "module", ddp_model),
                             scale_group=scale_group)
-    return PacTrainMethod(state, config.refresh_every)
+    # the overlap plan is timing-driven like the probes: off when they are
+    plan_at = (OVERLAP_PLAN_STEP if forced is None and config.probe_link
+               and config.world_size > 1 else None)
+    return PacTrainMethod(state, config.refresh_every, plan_at)
 
 
 for _name, _tier, _description in (
