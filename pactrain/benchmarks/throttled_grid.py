@@ -3,17 +3,22 @@
 Presets (``--preset``):
 
 - ``target`` (default): resnet18 on the real digits, 4 workers, 100 Mbit/s, batch 8 per
-  worker, sparsity 0.8, every method (PowerSGD at ranks 1, 2 and 4) plus the compute
+  worker, sparsity 0.9, every method (PowerSGD at ranks 1, 2 and 4) plus the compute
   floor, ``--repeats`` passes with the method order rotated; then the time-to-accuracy
   race to 95% test accuracy at 100 Mbit/s (each entrant one run at the model's default
-  batch of 32 per worker, evaluated every 10 steps, stopped at the target or after 240 s of
-  training; pruning reaches 80% by step 15: on loopback dense training reaches 95% near
-  step 50, so a schedule spread over the usual 10-60% of the run would never prune).
+  batch of 32 per worker, evaluated every 5 steps, stopped at the target or after 180 s of
+  training; the methods that prune do so once, at step 0: on loopback dense training
+  reaches 95% near step 60, too early for a gradual schedule to matter).
   Prints the table and the issue's targets: PacTrain >= 1.0x PowerSGD rank 4 and >= 3x
   dense in samples/s, wire within 1.10x of payload x 2(N-1)/N, time to accuracy <= 0.8x
   every other method's.
-- ``grid``: the same at 100 Mbit/s, 1 Gbit/s and 10 Mbit/s, and the race at 100 and
-  10 Mbit/s. Long: dense resnet18 at 10 Mbit/s takes about a minute a step.
+- ``grid``: every method at 1 Gbit/s and 100 Mbit/s (``--repeats`` passes) and at
+  10 Mbit/s (one pass of 5 steps: dense resnet18 takes about a minute a step there), then
+  the race at 100 Mbit/s (every method) and at 10 Mbit/s (PacTrain, PowerSGD at ranks 1,
+  2 and 4, TernGrad and dense as the anchor; fp16, top-k and DGC move 10-35 MB a step
+  there and cannot train in the budget). Sparsity 0.9 for the methods that prune and
+  density 0.1 for top-k and DGC. Training budget 180 s per entrant. Prints where each
+  method wins, per bandwidth.
 - ``quick``: resnet18, dense/powersgd/pactrain, 2 workers, 100 Mbit/s, 6 steps.
 
 Writes ``--out``.json, ``--out``.png and ``--out``.md (the Markdown table). Run as root
@@ -42,27 +47,34 @@ CHEAP_BASELINES = ("fp16", "topk", "dgc", "terngrad")
 POWERSGD = ("powersgd-r1", "powersgd-r2", "powersgd")
 RACE_METHODS = ["pactrain", "powersgd-r1", "powersgd-r2", "powersgd", "terngrad", "fp16",
                 "dense", "topk", "dgc"]
+SLOW_LINK_RACE = ["pactrain", "powersgd-r1", "powersgd-r2", "powersgd", "terngrad", "dense"]
 
 
 def presets(repeats: int) -> dict[str, list[BenchConfig]]:
-    race = dict(time_to_accuracy=0.95, tta_max_steps=300, tta_eval_every=10,
-                tta_budget_s=240.0, tta_prune_end=0.05)
+    race = dict(time_to_accuracy=0.95, tta_max_steps=300, tta_eval_every=5,
+                tta_budget_s=180.0, tta_prune_end=0.0)
     return {
         "target": [
             BenchConfig(models=["resnet18"], methods=ALL_METHODS, bandwidths=["100mbit"],
-                        workers=4, batch_size=8, steps=12, warmup_steps=4, sparsity=0.8,
+                        workers=4, batch_size=8, steps=12, warmup_steps=4, sparsity=0.9,
                         repeats=repeats),
             BenchConfig(models=["resnet18"], methods=RACE_METHODS, bandwidths=["100mbit"],
-                        workers=4, batch_size=8, steps=6, warmup_steps=2, sparsity=0.8,
+                        workers=4, batch_size=8, steps=6, warmup_steps=2, sparsity=0.9,
                         compute_floor=False, **race),
         ],
         "grid": [
             BenchConfig(models=["resnet18"], methods=ALL_METHODS,
-                        bandwidths=["100mbit", "1gbit", "10mbit"], workers=4, batch_size=8,
-                        steps=8, warmup_steps=3, sparsity=0.8, repeats=repeats),
-            BenchConfig(models=["resnet18"], methods=RACE_METHODS,
-                        bandwidths=["100mbit", "10mbit"], workers=4, batch_size=8, steps=6,
-                        warmup_steps=2, sparsity=0.8, compute_floor=False, **race),
+                        bandwidths=["1gbit", "100mbit"], workers=4, batch_size=8,
+                        steps=8, warmup_steps=3, sparsity=0.9, repeats=repeats),
+            BenchConfig(models=["resnet18"], methods=ALL_METHODS, bandwidths=["10mbit"],
+                        workers=4, batch_size=8, steps=5, warmup_steps=2, sparsity=0.9,
+                        repeats=1),
+            BenchConfig(models=["resnet18"], methods=RACE_METHODS, bandwidths=["100mbit"],
+                        workers=4, batch_size=8, steps=6, warmup_steps=2, sparsity=0.9,
+                        compute_floor=False, **race),
+            BenchConfig(models=["resnet18"], methods=SLOW_LINK_RACE, bandwidths=["10mbit"],
+                        workers=4, batch_size=8, steps=6, warmup_steps=2, sparsity=0.9,
+                        compute_floor=False, **race),
         ],
         "quick": [
             BenchConfig(models=["resnet18"], methods=["dense", "powersgd", "pactrain"],
@@ -103,7 +115,9 @@ def target_report(rows: list[dict[str, Any]], curves: list[dict[str, Any]],
         if line.get("wire_bytes_per_step"):
             ideal = line["payload_bytes_per_step"] * ring
             overhead = line["wire_bytes_per_step"] / ideal
-            floor = lines.get(("resnet18", "no-comm"), {}).get("wire_bytes_per_step")
+            floor = next((r["wire_bytes_per_step"] for r in summarize(rows)
+                          if r["method"] == "no-comm" and r.get("wire_bytes_per_step")
+                          is not None), None)  # the same at every bandwidth
             if floor is not None:
                 # what the harness sends with no gradients at all (DDP's broadcast of
                 # BatchNorm buffers from rank 0 every forward), measured in this run
@@ -137,6 +151,37 @@ def target_report(rows: list[dict[str, Any]], curves: list[dict[str, Any]],
     return out
 
 
+def wins_report(rows: list[dict[str, Any]], curves: list[dict[str, Any]]) -> list[str]:
+    """Per bandwidth: the fastest method in samples/s and the first to the target, with
+    every other method's ratio to it (the compute floor left out)."""
+    out = []
+    lines = [r for r in summarize(rows) if r["method"] != "no-comm" and r.get("samples_per_s")]
+    for bandwidth in dict.fromkeys(r["bandwidth"] for r in lines):
+        here = sorted((r for r in lines if r["bandwidth"] == bandwidth),
+                      key=lambda r: -r["samples_per_s"])
+        best = here[0]["samples_per_s"]
+        out.append(f"{bandwidth} samples/s: " + ", ".join(
+            f"{r['method']} {r['samples_per_s']:.1f}" + ("" if r is here[0] else
+                                                          f" ({r['samples_per_s'] / best:.2f}x)")
+            for r in here))
+    for bandwidth in dict.fromkeys(c["bandwidth"] for c in curves):
+        race = [c for c in curves if c["bandwidth"] == bandwidth]
+        reached = sorted((c for c in race if c.get("reached_s")), key=lambda c: c["reached_s"])
+        missed = [c for c in race if not c.get("reached_s")]
+        if not reached:
+            out.append(f"{bandwidth} time to {100 * race_target(curves):.0f}%: nobody reached it")
+            continue
+        first = reached[0]["reached_s"]
+        out.append(f"{bandwidth} time to {100 * race_target(curves):.0f}%: " + ", ".join(
+            f"{c['method']} {c['reached_s']:.1f} s (step {c['reached_step']}"
+            + (")" if c is reached[0] else f", {c['reached_s'] / first:.2f}x)")
+            for c in reached) + "".join(
+            f"; {c['method']} not reached" + (f" ({100 * c['points'][-1][2]:.1f}% after "
+                                              f"{c['points'][-1][0]:.0f} s)" if c["points"]
+                                              else "") for c in missed))
+    return out
+
+
 def race_target(curves: list[dict[str, Any]]) -> float:
     return next((c.get("target") for c in curves if c.get("target")), 0.95)
 
@@ -166,6 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     environment["preset"] = args.preset
     console.print(rich_table(rows, title=f"pactrain bench ({args.preset})"))
     report = target_report(rows, curves)
+    for bandwidth in ("10mbit", "1gbit"):
+        if any(r["bandwidth"] == bandwidth for r in rows):
+            report += target_report(rows, curves, bandwidth)
+    report += wins_report(rows, curves)
     for line in report:
         console.print(line)
     document = write_json(out.with_suffix(".json"), rows, environment, curves)
