@@ -37,7 +37,11 @@ from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
 from dticn.schemes.base import SchemeConfig, Triple
 from dticn.schemes.gateway import GatewayContext, GatewayScheme
-from dticn.schemes.signalling import REGISTRATION_PREFIX, registration_in_cap
+from dticn.schemes.signalling import (
+    REGISTRATION_PREFIX,
+    SIGNAL_CONTENT_TYPES,
+    registration_in_cap,
+)
 from dticn.sim.kernel import EventKernel
 
 GatewayForwarderFactory = Callable[[EventKernel, ForwarderConfig, ForwarderHooks, random.Random],
@@ -181,7 +185,8 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
     bypass: list[Name] = []
     hooks = BypassPrefixes(scheme, bypass)
     fc = ForwarderConfig(default_retx=SchemeConfig.policy(lora_side(config.gateway)),
-                         pit_covers_in_records=settings.gateway_pit_covers_in_records)
+                         pit_covers_in_records=settings.gateway_pit_covers_in_records,
+                         uncached_content_types=SIGNAL_CONTENT_TYPES)
     if gateway_fw is not None:
         gfw = gateway_fw(kernel, fc, hooks, rng("gateway"))
     else:
@@ -204,8 +209,9 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
     for i, prefix in enumerate(prefixes, 1):
         behaviour = config.node_behaviour()
         node_hooks = behaviour.hooks()
-        nfw = Forwarder(kernel, ForwarderConfig(default_retx=SchemeConfig.policy(
-            lora_side(config.node))), rng=rng(f"node{i}"), hooks=node_hooks)
+        nfw = Forwarder(kernel, ForwarderConfig(
+            default_retx=SchemeConfig.policy(lora_side(config.node)),
+            uncached_content_types=SIGNAL_CONTENT_TYPES), rng=rng(f"node{i}"), hooks=node_hooks)
         dev = radio.devices[i]
         face = LoRaFace(dev, GATEWAY, counter=counter, link=LORA_LINK, direction="up",
                         slot_policy=registration_in_cap)

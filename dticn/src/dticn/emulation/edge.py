@@ -77,11 +77,18 @@ class EdgeForwarder(Forwarder):
         super().on_incoming_interest(in_face, interest)
 
     def answer_interest(self, entry: PitEntry, data: Data, *, cache: bool = False) -> None:
+        super().answer_interest(entry, self._on_wire(data), cache=cache)
+
+    def answer_in_record(self, entry: PitEntry, face_id: int, data: Data) -> None:
+        super().answer_in_record(entry, face_id, self._on_wire(data))
+
+    def _on_wire(self, data: Data) -> Data:
+        """A wait hint this gateway generates, in the wire's time (see the class doc)."""
         if self.wall_wire_scale is not None:
             hint = read_wait_hint(data)
             if hint is not None:
-                data = wait_hint(data.name, hint / self.wall_wire_scale)
-        super().answer_interest(entry, data, cache=cache)
+                return wait_hint(data.name, hint / self.wall_wire_scale)
+        return data
 
 
 class Edge:

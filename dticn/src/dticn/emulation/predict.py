@@ -27,7 +27,7 @@ from dticn.links.endpoint import Endpoint
 from dticn.links.internet import InternetLink
 from dticn.packets.name import name_from_str, name_to_str
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.signalling import RFX_PREFIX, RNP_PREFIX, RPT_PREFIX
+from dticn.schemes.signalling import RFX_PREFIX, RNP_PREFIX, RPT_PREFIX, SIGNAL_CONTENT_TYPES
 
 TAIL_S = 200.0
 """Virtual seconds simulated after the last request or production (RICE deadline 150 s)."""
@@ -64,7 +64,8 @@ def predict(scenario: EdgeScenario, requests: Sequence[tuple[float, str]] = (), 
     cfg = edge.config
     kernel = edge.kernel
     consumer_fw = Forwarder(
-        kernel, ForwarderConfig(default_retx=SchemeConfig.policy(cfg.consumer)),
+        kernel, ForwarderConfig(default_retx=SchemeConfig.policy(cfg.consumer),
+                                uncached_content_types=SIGNAL_CONTENT_TYPES),
         rng=random.Random(f"{scenario.seed}/consumer"))
     link = InternetLink(kernel, "consumer-gateway", delay_s=link_delay_s,
                         rng=random.Random(f"{scenario.seed}/link"), counter=edge.counter)

@@ -37,7 +37,7 @@ from dticn.radio.context import build_context
 from dticn.radio.scenario import Scenario
 from dticn.schemes import get as get_config
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.signalling import RNP_PREFIX
+from dticn.schemes.signalling import RNP_PREFIX, SIGNAL_CONTENT_TYPES
 
 INTERNET_LINKS = ("consumer-forwarder", "forwarder-gateway")
 __all__ = ["INTERNET_LINKS", "LORA_LINK", "World"]
@@ -138,7 +138,8 @@ class World:
 
         def forwarder(triple: tuple[float, float, int], role: str,
                       hooks: ForwarderHooks | None = None) -> Forwarder:
-            fc = ForwarderConfig(default_retx=SchemeConfig.policy(triple))
+            fc = ForwarderConfig(default_retx=SchemeConfig.policy(triple),
+                                 uncached_content_types=SIGNAL_CONTENT_TYPES)
             fw = Forwarder(kernel, fc, rng=rng(role), hooks=hooks)
             if hooks is not None:
                 hooks.attach(fw)  # type: ignore[attr-defined]

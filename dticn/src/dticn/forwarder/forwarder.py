@@ -69,6 +69,12 @@ class ForwarderConfig:
             fixed lifetime is a minimum. Off by default (CCN-lite: the fixed lifetime wins,
             which is what V2's 4 s forwarder means); the emulated gateway turns it on so
             an application's longer InterestLifetime is honoured.
+        uncached_content_types: Data of these MetaInfo ContentTypes is forwarded but never
+            admitted to the CS (signals such as a gateway's NACK or wait hint answer one
+            Interest, never a later one; the artifact's CCN-lite forwarders refuse them the
+            same way, ``filter_ack_nack_wait_on_data_cb`` in
+            external_modules/ccn-lite-helpers/ccn-lite-helpers.c). Empty: NFD's rule, all
+            Data is cached.
     """
 
     pit_capacity: int = 65_536
@@ -80,6 +86,7 @@ class ForwarderConfig:
     dead_nonce_lifetime: float = 6.0
     max_lp_nesting: int = 1
     pit_covers_in_records: bool = False
+    uncached_content_types: frozenset[int] = frozenset()
 
 
 class Forwarder:
@@ -456,6 +463,18 @@ class Forwarder:
             if face is not None:
                 self.on_outgoing_data(face, data)
 
+    def answer_in_record(self, entry: PitEntry, face_id: int, data: Data) -> None:
+        """Hook action: answer one downstream of ``entry`` with ``data`` (never cached) and
+        drop its in-record; the entry stays pending for its other downstreams (a gateway's
+        own request for the same name keeps waiting for the content). An entry left with no
+        downstream is finished."""
+        rec = entry.in_records.pop(face_id, None)
+        face = self.faces.get(face_id)
+        if not entry.in_records:
+            self._finish(entry)
+        if rec is not None and face is not None:
+            self.on_outgoing_data(face, data)
+
     # ------------------------------------------------------------------ Data
     def on_incoming_data(self, in_face: Face, data: Data) -> None:
         """Match the PIT, cache, and send to every waiting downstream."""
@@ -470,7 +489,8 @@ class Forwarder:
             self.on_data_unsolicited(in_face, data)
             return
         now = self.clock.now()
-        self.cs.insert(data, now)
+        if data.content_type not in self.config.uncached_content_types:
+            self.cs.insert(data, now)
         downstream: dict[int, Face] = {}
         for entry in entries:
             self.find_strategy(entry.name).before_satisfy_interest(entry, in_face, data)

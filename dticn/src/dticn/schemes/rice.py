@@ -27,7 +27,7 @@ from dticn.packets import Data, Interest
 from dticn.packets.name import Name
 from dticn.schemes.base import ConsumerBehaviour, ConsumerHost, SchemeConfig
 from dticn.schemes.gateway import GatewayContext, GatewayScheme
-from dticn.schemes.signalling import nack, wait_hint
+from dticn.schemes.signalling import is_signal, nack, wait_hint
 
 HINT_GUARD_S = 0.1
 """Added to every hint: the consumer's Interest needs a moment to reach the gateway."""
@@ -64,6 +64,7 @@ class RiceScheme(GatewayScheme):
         self.lora_requests = 0
         self.hints = 0
         self.nacks = 0
+        self.signals_for_own_request = 0
 
     def on_request(self, fw: Forwarder, in_face: Face, interest: Interest,
                    entry: PitEntry) -> bool:
@@ -72,18 +73,22 @@ class RiceScheme(GatewayScheme):
         node = self.ctx.node_of(interest.name)
         if node is None:
             self.nacks += 1
-            fw.answer_interest(entry, nack(interest.name))
+            fw.answer_in_record(entry, in_face.face_id, nack(interest.name))
             return True
         now = self.ctx.kernel.now()
         eta = self.expected.get(interest.name)
         if eta is None:
             eta = now + self.estimate(node[1], interest)
             self.expected[interest.name] = eta
-            self._fetch(interest.name, eta - now)
+            self._fetch(interest.name, eta - now, node[1])
         elif eta <= now:                 # late (MAC retry, busy slot): estimate again
             eta = now + self.estimate_late(node[1])
         self.hints += 1
-        fw.answer_interest(entry, wait_hint(interest.name, self.hint(eta, now)))
+        # Only this consumer gets the hint: a consumer Interest without MustBeFresh or
+        # CanBePrefix shares its PIT entry with the gateway's own request, which must keep
+        # waiting for the content (its in-record stays).
+        fw.answer_in_record(entry, in_face.face_id, wait_hint(interest.name,
+                                                              self.hint(eta, now)))
         return True
 
     def hint(self, eta: float, now: float) -> float:
@@ -101,16 +106,23 @@ class RiceScheme(GatewayScheme):
         # says (set per request from the schedule), not the gateway's fixed 64 s
         fw.retx.insert(interest.name[1:2], RetxPolicy(pit_lifetime=None))
 
-    def _fetch(self, name: Name, eta_s: float) -> None:
-        """Ask the node; the request outlives the expected arrival by a LoRa round trip, so
-        a backlog in the downlink queue (duty cycle, many nodes) does not make it expire and
-        be sent again."""
+    def _fetch(self, name: Name, eta_s: float, face_id: int) -> None:
+        """Ask the node; the request outlives the expected arrival by a LoRa round trip plus
+        one multisuperframe per frame already queued for the node's downlink GTS (one
+        frame per slot), so a backlog (duty cycle, many nodes, several items asked at once)
+        does not make it expire in the queue and be sent again."""
         self.lora_requests += 1
-        lifetime_ms = round((eta_s + self.ctx.lora_interest_lifetime_s) * 1000)
+        msf = self.ctx.coordinator.cfg.timing.multisuperframe_s
+        queued_s = self.ctx.downlink_backlog(face_id) * msf
+        lifetime_ms = round((eta_s + queued_s + self.ctx.lora_interest_lifetime_s) * 1000)
         self.ctx.endpoint.express(Interest(name, lifetime_ms=lifetime_ms), self._arrived,
                                   self._failed)
 
     def _arrived(self, interest: Interest, data: Data) -> None:
+        if is_signal(data):                        # never the content: ask the node again
+            self.signals_for_own_request += 1
+            self._failed(interest, "signal")
+            return
         self.expected.pop(interest.name, None)     # the CS holds it from now on
 
     def _failed(self, interest: Interest, reason: str) -> None:

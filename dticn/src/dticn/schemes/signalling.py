@@ -55,6 +55,15 @@ GATEWAY_NAME = name_from_str("/gw")
 CONTENT_TYPE_WAIT = 1024
 TLV_WAIT_TIME = 0xC8
 TLV_REFLEXIVE_NAME_PREFIX = 0xC9
+SIGNAL_CONTENT_TYPES = frozenset({int(ContentType.NACK), CONTENT_TYPE_WAIT})
+"""ContentTypes of the gateway's signals that answer one Interest: no forwarder of ours
+caches them (``ForwarderConfig.uncached_content_types``), so a consumer without MustBeFresh
+is never served a stale hint instead of the content."""
+
+
+def is_signal(data: Data) -> bool:
+    """True for a NACK or a wait hint (never the content itself)."""
+    return data.content_type in SIGNAL_CONTENT_TYPES
 
 
 def nack(name: Name) -> Data:
