@@ -21,7 +21,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "net links",                # faces onto sockets, onto the MAC, in memory, app endpoints
     "schemes",                  # gateway schemes, protocol names and signalling
     "apps",                     # consumer and node applications
-    "edge",                     # the LoRa edge builder (gateway, LoRa faces, nodes)
+    "edge profiles",            # the LoRa edge builder; the artifact and model profiles
     "experiments",              # the simulated world, metrics, runs
     "emulation",                # the emulated gateway
     "commands",                 # the command line

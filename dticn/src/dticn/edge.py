@@ -31,6 +31,7 @@ from dticn.links.lora import GatewayRadio, LoRaFace
 from dticn.links.observer import PacketCounter
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name, is_prefix
+from dticn.profiles import Profile, get_profile
 from dticn.radio.context import SlotTooShort, build_context, smallest_mo_that_fits
 from dticn.radio.network import RadioNetwork
 from dticn.radio.scenario import Scenario
@@ -55,17 +56,22 @@ MAX_SO = 8
 
 
 def edge_radio(*, nodes: int, seed: int, sf: int = 7, battery_mah: float | None = None,
-               mo: int | None = None, duration_s: float = 3600.0) -> Scenario:
+               mo: int | None = None, duration_s: float = 3600.0,
+               profile: str | Profile = "model") -> Scenario:
     """The radio side of an edge: artifact DSME (SO 3, MO = BO = 5, static GTS, one uplink
     and one downlink slot per node, 116-byte frames) unless it cannot hold the edge: SO grows
     until a full frame and its ACK fit one slot (higher spreading factors), MO until every
-    node has its two GTS (``mo`` None; several nodes)."""
+    node has its two GTS (``mo`` None; several nodes). The profile places the GTS, sets the
+    duty cycle and the node's listen policy."""
+    prof = get_profile(profile)
     so = ARTIFACT_SO
     order = mo if mo is not None else ARTIFACT_MO
     while True:
         scenario = Scenario(nodes=nodes, duration_s=duration_s, seed=seed, sf=sf,
                             downlink_gts=True, payload_bytes=116, battery_mah=battery_mah,
-                            so=so, mo=max(order, so), bo=max(order, so))
+                            so=so, mo=max(order, so), bo=max(order, so),
+                            allocator=prof.allocator,
+                            enforce_duty_cycle=prof.enforce_duty_cycle, cap_rx=prof.cap_rx)
         if mo is None and nodes > 1:
             fit = smallest_mo_that_fits(scenario)
             scenario = scenario.with_(mo=fit, bo=fit)
@@ -133,6 +139,9 @@ class EdgeParts:
     counter: PacketCounter
     log: ItemLog
     bypass: list[Name] = field(default_factory=list)
+    profile: Profile = field(default_factory=lambda: get_profile("model"))
+    registers: bool = True
+    """False: the node prefixes are static routes at the gateway; do not send ``/reg``."""
 
 
 class BypassPrefixes(ForwarderHooks):
@@ -161,14 +170,18 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
                rng: Callable[[str], random.Random], settings: EdgeSettings = EdgeSettings(),
                counter: PacketCounter | None = None, log: ItemLog | None = None,
                gateway_fw: GatewayForwarderFactory | None = None,
-               ) -> EdgeParts:
+               profile: str | Profile = "model") -> EdgeParts:
     """Wire the gateway and ``len(prefixes)`` nodes on ``scenario``'s radio network.
 
     The gateway forwarder is built with its hooks (the scheme, behind :class:`BypassPrefixes`);
     the scheme's context is bound to the forwarder and its endpoint right after, before any
     packet moves. ``gateway_fw(config, hooks)`` builds the forwarder when the caller needs a
     say (the emulated gateway's forwarder takes frames from outside the kernel's events).
+    The profile sets the hint, the reflexive lifetime, the item Data, whether downstream
+    retransmissions go upstream again, and whether the node prefixes are static routes
+    (then nodes register only in push configurations: ``EdgeParts.registers``).
     """
+    prof = get_profile(profile)
     radio = RadioNetwork(scenario, build_context(scenario), traffic=False)
     kernel = radio.kernel
     counter = counter if counter is not None else PacketCounter()
@@ -180,13 +193,16 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
         return triple if lora_s is None else (max(triple[0], lora_s), triple[1], triple[2])
 
     context = GatewayContext(kernel, radio.gateway, rng("gateway-scheme"),
-                             lora_interest_lifetime_s=lora_s if lora_s is not None else 64.0)
+                             lora_interest_lifetime_s=lora_s if lora_s is not None else 64.0,
+                             reflexive_lifetime_s=prof.reflexive_lifetime_s,
+                             static_hint_s=prof.hint_s)
     scheme = config.gateway_scheme(context)
     bypass: list[Name] = []
     hooks = BypassPrefixes(scheme, bypass)
     fc = ForwarderConfig(default_retx=SchemeConfig.policy(lora_side(config.gateway)),
                          pit_covers_in_records=settings.gateway_pit_covers_in_records,
-                         uncached_content_types=SIGNAL_CONTENT_TYPES)
+                         uncached_content_types=SIGNAL_CONTENT_TYPES,
+                         forward_retransmissions=prof.forward_retransmissions)
     if gateway_fw is not None:
         gfw = gateway_fw(kernel, fc, hooks, rng("gateway"))
     else:
@@ -211,7 +227,9 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
         node_hooks = behaviour.hooks()
         nfw = Forwarder(kernel, ForwarderConfig(
             default_retx=SchemeConfig.policy(lora_side(config.node)),
-            uncached_content_types=SIGNAL_CONTENT_TYPES), rng=rng(f"node{i}"), hooks=node_hooks)
+            uncached_content_types=SIGNAL_CONTENT_TYPES,
+            forward_retransmissions=prof.forward_retransmissions),
+            rng=rng(f"node{i}"), hooks=node_hooks)
         dev = radio.devices[i]
         face = LoRaFace(dev, GATEWAY, counter=counter, link=LORA_LINK, direction="up",
                         slot_policy=registration_in_cap)
@@ -221,7 +239,13 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
         ep = Endpoint(kernel, nfw, rng(f"node{i}-app"), f"app://node{i}")
         behaviour.bind(node_hooks, ep, face)
         nodes[i] = NodeApp(ep, prefix, log, registration_lifetime_s=lora_s
-                           if lora_s is not None else 64.0)
+                           if lora_s is not None else 64.0,
+                           payload_bytes=prof.item_payload_bytes,
+                           empty_signature=prof.item_empty_signature)
         node_fws[i] = nfw
+    registers = config.pushes or not prof.static_routes
+    if not registers:
+        for face_id, i in node_faces.items():
+            scheme.install_node(gfw, prefixes[i - 1], face_id)
     return EdgeParts(radio, config, gfw, endpoint, context, scheme, gateway_faces, nodes,
-                     node_fws, counter, log, bypass)
+                     node_fws, counter, log, bypass, profile=prof, registers=registers)

@@ -40,7 +40,20 @@ def test_first_fit_respects_receive_chains_and_half_duplex() -> None:
         assert len(cells) <= limit
         assert len({c.channel for c in cells}) == len(cells)
     assert len(table.cells) == 110
-    assert set(ALLOCATORS) == {"static", "first-fit"}
+    assert set(ALLOCATORS) == {"static", "first-fit", "artifact"}
+
+
+def test_artifact_allocator_places_downlink_then_uplink_as_the_artifact_did() -> None:
+    """experiments/ccn_exp_template.sh: gateway TX in superframe 0 GTS 0, node TX in
+    superframe 0 GTS 1, channel 0 (slots 9 and 10: 4.32 s and 4.80 s)."""
+    timing = DsmeTiming()
+    table = GtsTable(timing, channels=16, rx_chains=1, tx_chains=1)
+    ALLOCATORS["artifact"](table, [(1, Direction.UP), (1, Direction.DOWN)])
+    [down] = table.of(1, Direction.DOWN)
+    [up] = table.of(1, Direction.UP)
+    assert (down.superframe, down.slot, down.channel) == (0, 0, 0)
+    assert (up.superframe, up.slot, up.channel) == (0, 1, 0)
+    assert abs(down.offset(timing) - 4.32) < 1e-9 and abs(up.offset(timing) - 4.80) < 1e-9
 
 
 def test_next_slot_time_is_the_cell_start() -> None:

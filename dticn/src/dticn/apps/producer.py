@@ -23,7 +23,7 @@ class NodeApp:
 
     def __init__(self, endpoint: Endpoint, prefix: Name, log: ItemLog, *,
                  payload_bytes: int = 8, freshness_ms: int = 3_600_000,
-                 registration_lifetime_s: float = 64.0) -> None:
+                 registration_lifetime_s: float = 64.0, empty_signature: bool = False) -> None:
         self.endpoint = endpoint
         self.kernel = endpoint.kernel
         self.prefix = prefix
@@ -31,6 +31,7 @@ class NodeApp:
         self.payload_bytes = payload_bytes
         self.freshness_ms = freshness_ms
         self.registration_lifetime_s = registration_lifetime_s
+        self.empty_signature = empty_signature
         self.registered_at: float | None = None
         self.answered = 0
         endpoint.serve(prefix, self._on_interest)
@@ -51,9 +52,12 @@ class NodeApp:
                                self.register)
 
     def content(self, name: Name) -> Data:
-        """The item ``name`` (a few bytes, as in the artifact)."""
+        """The item ``name``: ``payload_bytes`` bytes ending in the item index (the
+        artifact's: 4), signed DigestSha256 (with an empty value where the profile says,
+        as CCN-lite writes it)."""
         body = (name[-1][-4:].rjust(4, b"\0") + bytes(self.payload_bytes))[: self.payload_bytes]
-        return Data(name, body, freshness_ms=self.freshness_ms)
+        return Data(name, body, freshness_ms=self.freshness_ms,
+                    empty_signature=self.empty_signature)
 
     def _on_interest(self, interest: Interest) -> None:
         self.answered += 1

@@ -37,6 +37,9 @@ def gateway(
         "virtual time T; polling/RICE) or NAME (a pushed item), same scenario and seed "
         "(repeatable).",
     ),
+    profile: str = typer.Option(
+        "model", "--profile", help="model (ours) or artifact (the artifact as it ran: its "
+        "GTS placement, no duty cycle, WAIT+32, static FIB, 4-byte items)."),
     log_level: str = typer.Option("info", "--log-level", help="debug logs every packet."),
     status_every: float = typer.Option(10.0, help="Wall seconds between lag log lines."),
 ) -> None:
@@ -79,7 +82,8 @@ def gateway(
         else:
             prefixes = tuple(f"/{name_prefix}{k}" for k in range(1, nodes + 1))
             sc = EdgeScenario(scheme=scheme or "rice", nodes=nodes,
-                              seed=1 if seed is None else seed, prefixes=prefixes)
+                              seed=1 if seed is None else seed, prefixes=prefixes,
+                              profile=profile)
     except (KeyError, ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc).strip('"')) from exc
     if predict:

@@ -29,16 +29,24 @@ def reproduce(
     json_out: Path | None = typer.Option(None, "--json", help="Write rows and settings here."),
     plots: Path | None = typer.Option(None, "--plots",
                                       help="Directory for PNG plots (default: next to --json)."),
+    profile: list[str] | None = typer.Option(
+        None, "--profile", help="model (ours, default) or artifact (the artifact as it ran); "
+        "repeat for both tables."),
+    cap_rx: bool | None = typer.Option(None, "--cap-rx/--no-cap-rx",
+                                       help="Node listens through the CAP (default: the "
+                                       "profile's: off)."),
 ) -> None:
     """Run every configuration over several seeds; print the table, write JSON and plots."""
     run_reproduce(quick=quick, seeds=seeds, duration=duration, loss=loss, configs=configs,
-                  battery_mah=battery_mah, workers=workers, json_out=json_out, plots=plots)
+                  battery_mah=battery_mah, workers=workers, json_out=json_out, plots=plots,
+                  profiles=profile, cap_rx=cap_rx)
 
 
 def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: str | None = None,
                   loss: list[float] | None = None, configs: str | None = None,
                   battery_mah: float | None = None, workers: int | None = None,
-                  json_out: Path | None = None, plots: Path | None = None) -> None:
+                  json_out: Path | None = None, plots: Path | None = None,
+                  profiles: list[str] | None = None, cap_rx: bool | None = None) -> None:
     """Plain-Python entry (what ``dticn demo`` calls): same arguments as the command."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -49,6 +57,7 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     from dticn.experiments.plots import write_plots
     from dticn.experiments.runner import run_many
     from dticn.experiments.table import COLUMNS, text_rows
+    from dticn.profiles import PROFILES
     from dticn.radio.scenario import parse_duration
     from dticn.schemes import ALL_CONFIGS, registry
 
@@ -62,21 +71,30 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
         raise typer.BadParameter(f"unknown configurations {unknown}; known: {list(registry())}")
     if n_seeds < 1:
         raise typer.BadParameter("--seeds must be >= 1")
-    exps = [Experiment(config=c, seed=s, duration_s=window, loss=p, battery_mah=battery_mah)
-            for p in losses for c in names for s in range(1, n_seeds + 1)]
+    profs = list(profiles) if profiles else ["model"]
+    bad = [p for p in profs if p not in PROFILES]
+    if bad:
+        raise typer.BadParameter(f"unknown profiles {bad}; known: {list(PROFILES)}")
+    exps = [Experiment(config=c, seed=s, duration_s=window, loss=p, battery_mah=battery_mah,
+                       profile=prof, cap_rx=cap_rx)
+            for prof in profs for p in losses for c in names for s in range(1, n_seeds + 1)]
     console = Console(stderr=True)
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task(f"{len(exps)} runs", total=len(exps))
         rows = run_many(exps, workers=workers,
                         progress=lambda done, total: bar.update(task, completed=done))
-    tables: dict[float, list[dict[str, Any]]] = {}
-    for p in losses:
-        tables[p] = [aggregate([r for r in rows if r["config"] == c and r["loss"] == p])
-                     for c in names]
+    by_profile: dict[str, dict[float, list[dict[str, Any]]]] = {}
+    for prof in profs:
+        by_profile[prof] = {p: [aggregate([r for r in rows if r["config"] == c and r["loss"] == p
+                                           and r["profile"] == prof]) for c in names]
+                            for p in losses}
+    tables = by_profile[profs[0]]
     out = Console()
-    for p, agg in tables.items():
-        table = Table(title=f"{n_seeds} seeds x {window:.0f} s, Internet loss {p:.0%}, "
+    for prof, agg in [(q, a) for q in profs for a in by_profile[q].values()]:
+        p = agg[0]["loss"]
+        table = Table(title=f"profile {prof}, CAP RX {'on' if agg[0]['cap_rx'] else 'off'}: "
+                            f"{n_seeds} seeds x {window:.0f} s, Internet loss {p:.0%}, "
                             f"battery {agg[0]['battery_mah']:.0f} mAh (mean ± 95% CI)")
         for _, title, _ in COLUMNS:
             table.add_column(title, justify="right")
@@ -87,11 +105,14 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
         first = losses[0]
         doc = {
             "settings": {"seeds": list(range(1, n_seeds + 1)), "duration_s": window,
-                         "losses": losses, "configs": names,
+                         "losses": losses, "configs": names, "profiles": profs,
+                         "profile_settings": {p: PROFILES[p].as_dict() for p in profs},
                          "topology": "consumer -20ms- forwarder -20ms- gateway =LoRa= 1 node",
                          "traffic": "one transaction every U(50, 70) s"},
             "rows": tables[first],
             "rows_by_loss": {str(p): tables[p] for p in losses},
+            "rows_by_profile": {prof: {str(p): t for p, t in by.items()}
+                                for prof, by in by_profile.items()},
         }
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(doc, indent=1, default=float), encoding="utf-8")

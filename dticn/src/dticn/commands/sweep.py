@@ -32,6 +32,11 @@ def sweep(
     ray: str | None = typer.Option(None, "--ray",
                                    help="Ray cluster address (needs the 'ray' extra)."),
     json_out: Path | None = typer.Option(None, "--json", help="Write rows here."),
+    profile: str = typer.Option("model", "--profile",
+                                help="model (ours) or artifact (the artifact as it ran)."),
+    cap_rx: bool | None = typer.Option(None, "--cap-rx/--no-cap-rx",
+                                       help="Node listens through the CAP (default: the "
+                                       "profile's: off)."),
 ) -> None:
     """Run the grid (every combination of the given values) and print one row per point."""
     from rich.console import Console
@@ -56,7 +61,8 @@ def sweep(
             "sf": [int(v) for v in _split(sf)], "loss": [float(v) for v in _split(loss)],
         })
         window = parse_duration(duration)
-        exps = [p.experiment(s, window) for p in points for s in range(1, seeds + 1)]
+        exps = [p.experiment(s, window).with_(profile=profile, cap_rx=cap_rx)
+                for p in points for s in range(1, seeds + 1)]
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     console = Console(stderr=True)
@@ -74,7 +80,8 @@ def sweep(
         agg.update(point.label())
         agg.pop("latencies_s", None)
         rows.append(agg)
-    table = Table(title=f"sweep: {seeds} seeds x {window:.0f} s per point (mean ± 95% CI)")
+    table = Table(title=f"sweep, profile {profile}, CAP RX {'on' if rows[0]['cap_rx'] else 'off'}"
+                        f": {seeds} seeds x {window:.0f} s per point (mean ± 95% CI)")
     shown = [("success_ratio", "success", 3), ("latency_p95_s", "p95 s", 1),
              ("lora_frames_per_item", "LoRa frm/item", 2),
              ("internet_packets_per_item", "Inet pkt/item", 1),
@@ -89,7 +96,8 @@ def sweep(
     Console().print(table)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps({"rows": rows}, indent=1, default=float),
+        json_out.write_text(json.dumps({"profile": profile, "rows": rows}, indent=1,
+                                       default=float),
                             encoding="utf-8")
         console.print(f"wrote {json_out}")
 

@@ -98,7 +98,7 @@ class Edge:
         self.scenario = sc = scenario
         self.config = cfg = config or get_config(sc.scheme)
         # The radio side exactly as the experiments build it (artifact DSME, static GTS).
-        base = edge_radio(nodes=sc.nodes, seed=sc.seed)
+        base = edge_radio(nodes=sc.nodes, seed=sc.seed, profile=sc.profile)
         msf = build_context(base).mac.timing.multisuperframe_s
         self.radio_scenario = base.with_(duration_s=3 * msf + HORIZON_S + 3 * msf)
 
@@ -113,7 +113,7 @@ class Edge:
         parts = build_edge(self.radio_scenario, cfg,
                            [sc.prefix(i) for i in range(1, sc.nodes + 1)], rng=rng,
                            settings=EdgeSettings(gateway_pit_covers_in_records=True),
-                           gateway_fw=EdgeForwarder.build)
+                           gateway_fw=EdgeForwarder.build, profile=sc.profile)
         self.parts = parts
         self.radio = parts.radio
         self.kernel = parts.radio.kernel
@@ -137,7 +137,9 @@ class Edge:
         self._started = True
         self.radio.start()
         for i, app in self.nodes.items():
-            self.kernel.call_at(self.kernel.now() + REGISTRATION_AT_S + 0.1 * i, app.register)
+            if self.parts.registers:
+                self.kernel.call_at(self.kernel.now() + REGISTRATION_AT_S + 0.1 * i,
+                                    app.register)
             if self.config.pushes:
                 self._push_next(i, self.scenario.push_schedule(i), 0)
 
@@ -174,7 +176,8 @@ class Edge:
         produced = {"items": len(items), "recent": {   # bounded: the status is one packet
             name_to_str(n): {"started": it.started, "outcome": it.outcome}
             for n, it in items[-STATUS_RECENT_ITEMS:]}}
-        return {"scheme": self.config.name, "nodes": self.scenario.nodes,
+        return {"scheme": self.config.name, "profile": self.parts.profile.name,
+                "nodes": self.scenario.nodes,
                 "prefixes": self.scenario.node_prefixes(), "registered": self.registered(),
                 "scheme_counters": scheme, "produced": produced,
                 "temporary_state": self.scheme.temporary_state(),

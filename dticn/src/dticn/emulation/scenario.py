@@ -30,6 +30,7 @@ from typing import Any
 from dticn.edge import item_times
 from dticn.packets.name import Name, name_from_str, name_to_str
 from dticn.packets.tlv import encode_tlv
+from dticn.profiles import get_profile
 from dticn.schemes import get as get_config
 
 
@@ -57,9 +58,11 @@ class EdgeScenario:
     interval_s: tuple[float, float] = (50.0, 70.0)
     first_item_s: float = 60.0
     items: int = 1000
+    profile: str = "model"
 
     def __post_init__(self) -> None:
         get_config(self.scheme)              # raises with the list of known names
+        get_profile(self.profile)            # the same
         if self.nodes < 1:
             raise ValueError(f"nodes={self.nodes}: give at least one LoRa node (--nodes 1)")
         if self.prefixes and len(self.prefixes) != self.nodes:
@@ -115,7 +118,7 @@ class EdgeScenario:
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"scenario file {p}: not valid TOML ({exc})") from exc
         nodes = data.pop("node", [])
-        known = {"scheme", "seed", "nodes", "interval_s", "first_item_s", "items"}
+        known = {"scheme", "seed", "nodes", "interval_s", "first_item_s", "items", "profile"}
         unknown = set(data) - known
         if unknown:
             raise ValueError(f"scenario file {p}: unknown keys {sorted(unknown)}; known: "

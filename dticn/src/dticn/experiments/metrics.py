@@ -49,8 +49,11 @@ def run_metrics(world: World) -> dict[str, Any]:
     per_link = {
         f"{lk}:{d}:{k}": v for (lk, d, k), v in counter.counts.items()
     }
+    other = cap_rx_lifetimes(world, energies)
     return {
         "config": exp.config,
+        "profile": world.profile.name,
+        "cap_rx": world.profile.cap_rx,
         "seed": exp.seed,
         "duration_s": exp.duration_s,
         "loss": exp.loss,
@@ -75,9 +78,36 @@ def run_metrics(world: World) -> dict[str, Any]:
         "lora_airtime_s_per_item": _per_item(world.mac.airtime_s, n),
         "node_energy_j_per_day": float(np.mean([e.energy_per_day_j for e in energies])),
         "lifetime_days": float(min(e.lifetime_days for e in energies)),
+        "lifetime_days_cap_rx_off": other[False],
+        "lifetime_days_cap_rx_on": other[True],
         "battery_mah": energies[0].battery_mah,
         "packets_by_link": per_link,
     }
+
+
+def cap_rx_lifetimes(world: World, energies: list[Any]) -> dict[bool, float]:
+    """The shortest node lifetime under both CAP listen policies (issue 13, item 3).
+
+    The run's own policy is measured; the other is the same run with the receiver on (or
+    off) through every CAP, in closed form: the CAP is ``cap_slots`` of the superframe's
+    16 slots (8 of 16: half of all time), with the radio receiving and the MCU awake
+    instead of both asleep. Wake-ups for the CAP and the node's own CAP transactions are
+    left out (under 1% of the CAP).
+    """
+    ctx = world.radio.ctx
+    timing = ctx.mac.timing
+    cap_share = timing.cap_slots * timing.slot_s / timing.superframe_s
+    energy = ctx.energy
+    radio = energy.radio_ma
+    delta_ma = cap_share * (radio["rx"] - radio["sleep"] + energy.mcu_active_ma
+                            - energy.mcu_sleep_ma)
+    own = world.profile.cap_rx
+    out: dict[bool, float] = {}
+    for policy in (False, True):
+        shift = 0.0 if policy == own else (delta_ma if policy else -delta_ma)
+        out[policy] = float(min(
+            e.battery_mah / max(e.avg_current_ma + shift, 1e-12) / 24.0 for e in energies))
+    return out
 
 
 def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -85,16 +115,18 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if not rows:
         raise ValueError("aggregate() needs at least one run")
     out: dict[str, Any] = {
-        "config": rows[0]["config"], "seeds": [r["seed"] for r in rows],
+        "config": rows[0]["config"], "profile": rows[0].get("profile", "model"),
+        "cap_rx": rows[0].get("cap_rx", False), "seeds": [r["seed"] for r in rows],
         "duration_s": rows[0]["duration_s"], "loss": rows[0]["loss"],
         "nodes": rows[0]["nodes"], "battery_mah": rows[0]["battery_mah"],
         "items": sum(r["items"] for r in rows), "delivered": sum(r["delivered"] for r in rows),
     }
     extra = ("internet_packets_per_transaction", "lora_frames_per_transaction",
              "internet_interests_per_item", "internet_data_per_item",
-             "lora_interests_per_item", "lora_data_per_item")
+             "lora_interests_per_item", "lora_data_per_item", "lifetime_days_cap_rx_off",
+             "lifetime_days_cap_rx_on")
     for key in (*METRICS, *extra):
-        values = np.asarray([r[key] for r in rows], dtype=float)
+        values = np.asarray([r.get(key, float("nan")) for r in rows], dtype=float)
         finite = values[np.isfinite(values)]
         mean = float(finite.mean()) if len(finite) else float("nan")
         if len(finite) > 1:

@@ -29,6 +29,9 @@ class Experiment:
         battery_mah: node battery (None: the energy config's 2600 mAh, two AA cells).
         mo: DSME multisuperframe order (None: 5, or the smallest that holds every node's
             GTS); BO follows MO.
+        profile: ``model`` (ours) or ``artifact`` (the artifact as it ran), see
+            :mod:`dticn.profiles`.
+        cap_rx: the node's CAP listen policy; None: the profile's.
     """
 
     config: str = "push-draft"
@@ -44,6 +47,8 @@ class Experiment:
     sf: int = 7
     battery_mah: float | None = None
     mo: int | None = None
+    profile: str = "model"
+    cap_rx: bool | None = None
 
     def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:
@@ -52,6 +57,9 @@ class Experiment:
             raise ValueError(f"interval_s={self.interval_s}: give 0 < low <= high seconds")
         if self.nodes < 1:
             raise ValueError(f"nodes={self.nodes}: at least one LoRa node")
+        from dticn.profiles import PROFILES
+        if self.profile not in PROFILES:
+            raise ValueError(f"profile={self.profile!r}: use one of {sorted(PROFILES)}")
 
     @property
     def horizon_s(self) -> float:

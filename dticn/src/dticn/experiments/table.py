@@ -15,6 +15,7 @@ COLUMNS = (
     ("lora_airtime_s_per_item", "airtime s/item", 3),
     ("node_energy_j_per_day", "J/day", 1),
     ("lifetime_days", "life d", 0),
+    ("lifetime_days_cap_rx_on", "life d, CAP RX on", 0),
 )
 
 

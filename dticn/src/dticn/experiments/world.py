@@ -33,6 +33,7 @@ from dticn.links.observer import PacketCounter
 from dticn.mac.platform import MacEvent
 from dticn.packets.name import Name, name_from_str
 from dticn.packets.tlv import encode_tlv
+from dticn.profiles import Profile, get_profile
 from dticn.radio.context import build_context
 from dticn.radio.scenario import Scenario
 from dticn.schemes import get as get_config
@@ -90,11 +91,18 @@ def transaction_times(exp: Experiment, node: int, warmup_s: float | None = None
                       pattern=exp.pattern, start=start, duration_s=exp.duration_s)
 
 
+def experiment_profile(exp: Experiment) -> Profile:
+    """The profile of ``exp`` with its CAP listen policy, if it sets one."""
+    prof = get_profile(exp.profile)
+    return prof if exp.cap_rx is None else prof.with_(cap_rx=exp.cap_rx)
+
+
 def radio_scenario(exp: Experiment) -> Scenario:
     """The radio side of ``exp`` (:func:`dticn.edge.edge_radio`), its horizon stretched with
     the multisuperframe (:func:`stretched`)."""
     scenario = edge_radio(nodes=exp.nodes, seed=exp.seed, sf=exp.sf,
-                          battery_mah=exp.battery_mah, mo=exp.mo, duration_s=exp.horizon_s)
+                          battery_mah=exp.battery_mah, mo=exp.mo, duration_s=exp.horizon_s,
+                          profile=experiment_profile(exp))
     warmup, tail = stretched(exp, build_context(scenario).mac.timing.multisuperframe_s)
     return scenario.with_(duration_s=warmup + exp.duration_s + tail)
 
@@ -104,6 +112,7 @@ class World:
 
     def __init__(self, exp: Experiment, config: SchemeConfig | None = None) -> None:
         self.exp = exp
+        self.profile = profile = experiment_profile(exp)
         self.config = cfg = config or get_config(exp.config)
         self.scenario = scenario = radio_scenario(exp)
         self.horizon_s = scenario.duration_s
@@ -122,7 +131,7 @@ class World:
         prefixes = [node_prefix(i) for i in range(1, exp.nodes + 1)]
         self.edge = edge = build_edge(scenario, cfg, prefixes, rng=rng,
                                       settings=EdgeSettings(lora_lifetime_s=lora_s),
-                                      counter=self.counter, log=self.log)
+                                      counter=self.counter, log=self.log, profile=profile)
         self.radio = edge.radio
         self.kernel = kernel = edge.radio.kernel
         self.gateway_fw = edge.gateway_fw
@@ -139,7 +148,8 @@ class World:
         def forwarder(triple: tuple[float, float, int], role: str,
                       hooks: ForwarderHooks | None = None) -> Forwarder:
             fc = ForwarderConfig(default_retx=SchemeConfig.policy(triple),
-                                 uncached_content_types=SIGNAL_CONTENT_TYPES)
+                                 uncached_content_types=SIGNAL_CONTENT_TYPES,
+                                 forward_retransmissions=profile.forward_retransmissions)
             fw = Forwarder(kernel, fc, rng=rng(role), hooks=hooks)
             if hooks is not None:
                 hooks.attach(fw)  # type: ignore[attr-defined]
@@ -193,7 +203,8 @@ class World:
         self.radio.start()
         push = self.config.pushes
         for i, app in self.nodes.items():
-            self.kernel.call_at(1.0 + 0.1 * i, app.register)
+            if self.edge.registers:
+                self.kernel.call_at(1.0 + 0.1 * i, app.register)
             prefix = node_prefix(i)
             for k, t in enumerate(transaction_times(self.exp, i, self.warmup_s)):
                 name = item_name(prefix, k)

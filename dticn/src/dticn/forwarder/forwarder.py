@@ -75,6 +75,11 @@ class ForwarderConfig:
             same way, ``filter_ack_nack_wait_on_data_cb`` in
             external_modules/ccn-lite-helpers/ccn-lite-helpers.c). Empty: NFD's rule, all
             Data is cached.
+        forward_retransmissions: a downstream retransmission (an Interest from a face
+            already in the entry's in-records) is sent upstream again, as NFD does. False:
+            it is only appended to the live entry, as CCN-lite does (only a new entry is
+            propagated; ``ccnl_fwd_handleInterest``), so one request costs one upstream
+            Interest plus the forwarder's own retransmissions.
     """
 
     pit_capacity: int = 65_536
@@ -87,6 +92,7 @@ class ForwarderConfig:
     max_lp_nesting: int = 1
     pit_covers_in_records: bool = False
     uncached_content_types: frozenset[int] = frozenset()
+    forward_retransmissions: bool = True
 
 
 class Forwarder:

@@ -105,7 +105,7 @@ class BestRouteStrategy(Strategy):
         if not entry.out_records:
             fw.send_interest(entry, hops[0], interest)
             return
-        if not entry.downstream_retx:
+        if not entry.downstream_retx or not fw.config.forward_retransmissions:
             fw.counters.aggregated += 1
             return
         unused = [f for f in hops if f.face_id not in entry.out_records]

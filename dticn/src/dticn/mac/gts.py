@@ -180,7 +180,28 @@ def allocate_first_fit(table: GtsTable, requests: Iterable[Request]) -> list[Gts
     return out
 
 
+def allocate_artifact(table: GtsTable, requests: Iterable[Request]) -> list[Gts]:
+    """The artifact's placement: node k's downlink GTS immediately before its uplink GTS,
+    channel 0 (its experiment script, experiments/ccn_exp_template.sh lines 377-383: the
+    gateway sends in superframe 0 GTS 0, the node in superframe 0 GTS 1). Node k (from 1)
+    takes the pair of GTS 2j, 2j+1 of superframe (k-1) mod superframes, j = (k-1) //
+    superframes, so a LoRa round trip is one slot plus the node's answer time, not a wait
+    for the other direction's slot."""
+    out = []
+    superframes = table.timing.superframes_per_multisuperframe
+    for device, direction in requests:
+        pair = device - 1
+        sf, j = pair % superframes, pair // superframes
+        slot = 2 * j + (1 if direction is Direction.UP else 0)
+        if slot >= table.timing.gts_per_superframe or not table.can_hold(sf, slot, 0,
+                                                                          direction):
+            raise _no_room(table, device, direction)
+        out.append(table.add(Gts(sf, slot, 0, device, direction)))
+    return out
+
+
 ALLOCATORS: dict[str, Allocator] = {
     "static": allocate_static,
     "first-fit": allocate_first_fit,
+    "artifact": allocate_artifact,
 }

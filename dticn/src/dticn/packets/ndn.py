@@ -169,6 +169,9 @@ class Data:
     signature_type: int | None = SignatureType.DIGEST_SHA256
     signature_value: bytes | None = None
     wire: bytes = field(default=b"", repr=False)
+    empty_signature: bool = False
+    """Encode SignatureType DigestSha256 with an empty SignatureValue (what CCN-lite writes;
+    the artifact's items), not the 32-byte digest."""
 
     def encode(self) -> bytes:
         """Encode with a DigestSha256 signature (or return the cached wire)."""
@@ -233,10 +236,10 @@ def encode_data(data: Data) -> bytes:
         + encode_tlv(TYPE_CONTENT, data.content)
         + b"\x16\x03\x1b\x01\x00"
     )
-    digest = hashlib.sha256(signed).digest()
+    digest = b"" if data.empty_signature else hashlib.sha256(signed).digest()
     data.signature_type = SignatureType.DIGEST_SHA256
     data.signature_value = digest
-    value = signed + b"\x17\x20" + digest
+    value = signed + encode_tlv(TYPE_SIGNATURE_VALUE, digest)
     return encode_var(TYPE_DATA) + encode_var(len(value)) + value
 
 

@@ -47,6 +47,7 @@ class GatewayContext:
     gateway_name: Name = GATEWAY_NAME
     lora_interest_lifetime_s: float = 64.0
     reflexive_lifetime_s: float = 10.0
+    static_hint_s: float | None = None
     item_freshness_ms: int = 3_600_000
     registered: dict[Name, int] = field(default_factory=dict)
     node_faces: dict[int, int] = field(default_factory=dict)
@@ -138,10 +139,15 @@ class GatewayScheme(ForwarderHooks):
             fw.counters.drop("registration_without_id")
             fw.reject_pending_interest(entry)
             return
-        self.ctx.registered[prefix] = in_face.face_id
-        fw.add_route(prefix, in_face.face_id)
+        self.install_node(fw, prefix, in_face.face_id)
         self.registrations += 1
         fw.answer_interest(entry, ack(interest.name))
+
+    def install_node(self, fw: Forwarder, prefix: Name, face_id: int) -> None:
+        """Know ``prefix`` as a node's behind LoRa face ``face_id`` and route it there (on
+        registration, or from the start where the node prefixes are static routes)."""
+        self.ctx.registered[prefix] = face_id
+        fw.add_route(prefix, face_id)
 
     def on_request(self, fw: Forwarder, in_face: Face, interest: Interest,
                    entry: PitEntry) -> bool:

@@ -92,19 +92,26 @@ class RiceScheme(GatewayScheme):
         return True
 
     def hint(self, eta: float, now: float) -> float:
-        """The wait hint for content expected at ``eta``: static, one multisuperframe."""
+        """The wait hint for content expected at ``eta``: static (the profile's, else one
+        multisuperframe)."""
+        return self.static_s()
+
+    def static_s(self) -> float:
+        """The static hint: the profile's (the artifact's ``WAIT+32``) or one
+        multisuperframe."""
+        if self.ctx.static_hint_s is not None:
+            return self.ctx.static_hint_s
         return self.ctx.coordinator.cfg.timing.multisuperframe_s
 
     def estimate_late(self, face_id: int) -> float:
         """Seconds until the content should arrive when it is already overdue."""
         return self.estimate(face_id, None)
 
-    def _register(self, fw: Forwarder, in_face: Face, interest: Interest,
-                  entry: PitEntry) -> None:
-        super()._register(fw, in_face, interest, entry)
+    def install_node(self, fw: Forwarder, prefix: Name, face_id: int) -> None:
+        super().install_node(fw, prefix, face_id)
         # the gateway's own requests toward this node live as long as their InterestLifetime
         # says (set per request from the schedule), not the gateway's fixed 64 s
-        fw.retx.insert(interest.name[1:2], RetxPolicy(pit_lifetime=None))
+        fw.retx.insert(prefix, RetxPolicy(pit_lifetime=None))
 
     def _fetch(self, name: Name, eta_s: float, face_id: int) -> None:
         """Ask the node; the request outlives the expected arrival by a LoRa round trip plus
@@ -130,7 +137,7 @@ class RiceScheme(GatewayScheme):
 
     def estimate(self, face_id: int, interest: Interest | None) -> float:
         """Seconds until the content should be at the gateway."""
-        return self.ctx.coordinator.cfg.timing.multisuperframe_s
+        return self.static_s()
 
     def temporary_state(self) -> dict[str, int]:
         return {"rice_expected": len(self.expected)}
