@@ -35,11 +35,103 @@ def reproduce(
     cap_rx: bool | None = typer.Option(None, "--cap-rx/--no-cap-rx",
                                        help="Node listens through the CAP (default: the "
                                        "profile's: off)."),
+    sensitivity: bool = typer.Option(
+        False, "--sensitivity", help="Instead of the tables: from each --profile (default "
+        "artifact), switch one difference at a time to the other profile's value; prints "
+        "success, p50, LoRa frames per item and lifetime per variant, writes --json and a "
+        "heat map (PNG next to the JSON, or sensitivity.png in --plots)."),
 ) -> None:
     """Run every configuration over several seeds; print the table, write JSON and plots."""
+    if sensitivity:
+        run_sensitivity_study(quick=quick, seeds=seeds, duration=duration, loss=loss,
+                              configs=configs, workers=workers, json_out=json_out,
+                              plots=plots, profiles=profile, cap_rx=cap_rx,
+                              battery_mah=battery_mah)
+        return
     run_reproduce(quick=quick, seeds=seeds, duration=duration, loss=loss, configs=configs,
                   battery_mah=battery_mah, workers=workers, json_out=json_out, plots=plots,
                   profiles=profile, cap_rx=cap_rx)
+
+
+def _config_names(configs: str | None) -> list[str]:
+    from dticn.schemes import ALL_CONFIGS, registry
+
+    names = [c.strip() for c in configs.split(",")] if configs else list(ALL_CONFIGS)
+    unknown = [n for n in names if n not in registry()]
+    if unknown:
+        raise typer.BadParameter(f"unknown configurations {unknown}; known: {list(registry())}")
+    return names
+
+
+def _profile_names(profiles: list[str] | None, default: str) -> list[str]:
+    from dticn.profiles import PROFILES
+
+    profs = list(profiles) if profiles else [default]
+    bad = [p for p in profs if p not in PROFILES]
+    if bad:
+        raise typer.BadParameter(f"unknown profiles {bad}; known: {list(PROFILES)}")
+    return profs
+
+
+def run_sensitivity_study(*, quick: bool = False, seeds: int | None = None,
+                          duration: str | None = None, loss: list[float] | None = None,
+                          configs: str | None = None, workers: int | None = None,
+                          json_out: Path | None = None, plots: Path | None = None,
+                          profiles: list[str] | None = None, cap_rx: bool | None = None,
+                          battery_mah: float | None = None) -> None:
+    """``dticn reproduce --sensitivity``: one study per base profile (issue 13, item 1)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.table import Table
+
+    from dticn.experiments.plots import write_sensitivity_plot
+    from dticn.experiments.sensitivity import SHOWN, run_sensitivity, table
+    from dticn.radio.scenario import parse_duration
+
+    if cap_rx is not None:
+        raise typer.BadParameter("the sensitivity study switches the CAP listen policy "
+                                 "itself (its cap-rx row); drop --cap-rx/--no-cap-rx",
+                                 param_hint="--cap-rx")
+    if battery_mah is not None or (loss and len(loss) > 1):
+        raise typer.BadParameter("the sensitivity study runs one loss rate on the default "
+                                 "battery: give at most one --loss and no --battery-mah")
+    preset = QUICK if quick else FULL
+    n_seeds = seeds if seeds is not None else int(preset["seeds"])
+    if n_seeds < 1:
+        raise typer.BadParameter("--seeds must be >= 1")
+    window = parse_duration(duration or str(preset["duration"]))
+    names = _config_names(configs)
+    bases = _profile_names(profiles, "artifact")
+    console = Console(stderr=True)
+    with Progress("[progress.description]{task.description}", BarColumn(),
+                  MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
+        task = bar.add_task("sensitivity runs", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        doc = run_sensitivity(configs=names, seeds=n_seeds, duration_s=window,
+                              loss=loss[0] if loss else 0.0, bases=bases, workers=workers,
+                              progress=progress)
+    out = Console()
+    for base in bases:
+        for key, title, digits in SHOWN:
+            head, body = table(doc, base, key, digits, label="variant")
+            t = Table(title=f"{title}: from profile {base}, one difference switched at a time "
+                            f"({n_seeds} seeds x {window:.0f} s, mean)")
+            for k, h in enumerate(head):
+                t.add_column(h, justify="left" if k == 0 else "right")
+            for cells in body:
+                t.add_row(*cells)
+            out.print(t)
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(doc, indent=1, default=float), encoding="utf-8")
+        console.print(f"wrote {json_out}")
+    png = (plots / "sensitivity.png" if plots is not None
+           else json_out.with_suffix(".png") if json_out is not None else None)
+    if png is not None:
+        console.print(f"wrote {write_sensitivity_plot(doc, png)}")
 
 
 def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: str | None = None,
@@ -59,22 +151,15 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     from dticn.experiments.table import COLUMNS, text_rows
     from dticn.profiles import PROFILES
     from dticn.radio.scenario import parse_duration
-    from dticn.schemes import ALL_CONFIGS, registry
 
     preset = QUICK if quick else FULL
     n_seeds = seeds if seeds is not None else int(preset["seeds"])
     window = parse_duration(duration or str(preset["duration"]))
     losses = list(loss) if loss else ([0.0] if quick else [0.0, 0.05])
-    names = [c.strip() for c in configs.split(",")] if configs else list(ALL_CONFIGS)
-    unknown = [n for n in names if n not in registry()]
-    if unknown:
-        raise typer.BadParameter(f"unknown configurations {unknown}; known: {list(registry())}")
+    names = _config_names(configs)
     if n_seeds < 1:
         raise typer.BadParameter("--seeds must be >= 1")
-    profs = list(profiles) if profiles else ["model"]
-    bad = [p for p in profs if p not in PROFILES]
-    if bad:
-        raise typer.BadParameter(f"unknown profiles {bad}; known: {list(PROFILES)}")
+    profs = _profile_names(profiles, "model")
     exps = [Experiment(config=c, seed=s, duration_s=window, loss=p, battery_mah=battery_mah,
                        profile=prof, cap_rx=cap_rx)
             for prof in profs for p in losses for c in names for s in range(1, n_seeds + 1)]

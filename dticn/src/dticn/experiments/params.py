@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dticn.profiles import Profile
 
 PATTERNS = ("uniform", "periodic", "poisson")
 
@@ -30,7 +33,8 @@ class Experiment:
         mo: DSME multisuperframe order (None: 5, or the smallest that holds every node's
             GTS); BO follows MO.
         profile: ``model`` (ours) or ``artifact`` (the artifact as it ran), see
-            :mod:`dticn.profiles`.
+            :mod:`dticn.profiles`; or a :class:`~dticn.profiles.Profile` itself (a variant
+            with one difference switched, :mod:`dticn.experiments.sensitivity`).
         cap_rx: the node's CAP listen policy; None: the profile's.
     """
 
@@ -47,7 +51,7 @@ class Experiment:
     sf: int = 7
     battery_mah: float | None = None
     mo: int | None = None
-    profile: str = "model"
+    profile: str | Profile = "model"
     cap_rx: bool | None = None
 
     def __post_init__(self) -> None:
@@ -57,8 +61,8 @@ class Experiment:
             raise ValueError(f"interval_s={self.interval_s}: give 0 < low <= high seconds")
         if self.nodes < 1:
             raise ValueError(f"nodes={self.nodes}: at least one LoRa node")
-        from dticn.profiles import PROFILES
-        if self.profile not in PROFILES:
+        from dticn.profiles import PROFILES, Profile
+        if not isinstance(self.profile, Profile) and self.profile not in PROFILES:
             raise ValueError(f"profile={self.profile!r}: use one of {sorted(PROFILES)}")
 
     @property

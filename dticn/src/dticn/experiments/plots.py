@@ -84,3 +84,48 @@ def write_plots(rows: list[dict[str, Any]], out_dir: str | Path) -> list[Path]:
     plt.close(fig)
     paths.append(path)
     return paths
+
+
+def write_sensitivity_plot(doc: dict[str, Any], path: str | Path) -> Path:
+    """One heat map per study (rows) and metric (columns): variants down, configurations
+    across, each cell's mean written in it and coloured by its change against the study's
+    base row (red: lower, blue: higher; grey: nothing delivered)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from dticn.experiments.sensitivity import SHOWN, cell
+
+    configs = doc["settings"]["configs"]
+    bases = doc["settings"]["bases"]
+    fig, axes = plt.subplots(len(bases), len(SHOWN), squeeze=False,
+                             figsize=(5.2 * len(SHOWN), 4.2 * len(bases)))
+    for i, base in enumerate(bases):
+        rows = [r for r in doc["rows"] if r["base"] == base]
+        names = list(dict.fromkeys(r["variant"] for r in rows))
+        by = {(r["variant"], r["config"]): r for r in rows}
+        for j, (key, title, digits) in enumerate(SHOWN):
+            ax = axes[i][j]
+            values = np.asarray([[float(by[(v, c)][key]) for c in configs] for v in names])
+            ref = values[0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                change = np.clip((values - ref) / np.where(ref == 0, 1.0, np.abs(ref)), -1, 1)
+            shown = np.ma.masked_invalid(change)
+            cmap = plt.get_cmap("RdBu").with_extremes(bad="0.85")
+            ax.imshow(shown, cmap=cmap, vmin=-1, vmax=1, aspect="auto")
+            for a, v in enumerate(names):
+                for b, c in enumerate(configs):
+                    ax.text(b, a, cell(by[(v, c)], key, digits), ha="center", va="center",
+                            fontsize=6)
+            ax.set_xticks(range(len(configs)), configs, rotation=60, fontsize=7)
+            ax.set_yticks(range(len(names)), names if j == 0 else [""] * len(names),
+                          fontsize=7)
+            ax.set_title(f"{title} (from {base})", fontsize=9)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
