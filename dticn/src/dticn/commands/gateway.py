@@ -37,9 +37,10 @@ def gateway(
         "virtual time T; polling/RICE) or NAME (a pushed item), same scenario and seed "
         "(repeatable).",
     ),
-    profile: str = typer.Option(
-        "model", "--profile", help="model (ours) or artifact (the artifact as it ran: its "
-        "GTS placement, no duty cycle, WAIT+32, static FIB, 4-byte items)."),
+    profile: str | None = typer.Option(
+        None, "--profile", help="model (ours) or artifact (the artifact as it ran: its "
+        "GTS placement, no duty cycle, WAIT+32, static FIB, 4-byte items); wins over "
+        "--scenario's (default: the scenario's, else model)."),
     log_level: str = typer.Option("info", "--log-level", help="debug logs every packet."),
     status_every: float = typer.Option(10.0, help="Wall seconds between lag log lines."),
 ) -> None:
@@ -78,12 +79,12 @@ def gateway(
         routes.append((prefix, target))
     try:
         if scenario:
-            sc = EdgeScenario.from_file(scenario, scheme=scheme, seed=seed)
+            sc = EdgeScenario.from_file(scenario, scheme=scheme, seed=seed, profile=profile)
         else:
             prefixes = tuple(f"/{name_prefix}{k}" for k in range(1, nodes + 1))
             sc = EdgeScenario(scheme=scheme or "rice", nodes=nodes,
                               seed=1 if seed is None else seed, prefixes=prefixes,
-                              profile=profile)
+                              profile=profile or "model")
     except (KeyError, ValueError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc).strip('"')) from exc
     if predict:
