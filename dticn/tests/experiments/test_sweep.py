@@ -1,13 +1,11 @@
-"""Sweep grids: parsing, order, the radio side growing with the grid, Ray refusal."""
+"""Sweep grids: parsing, order, the radio side growing with the grid (Ray: test_ray.py)."""
 
 from __future__ import annotations
-
-import importlib.util
 
 import pytest
 
 from dticn.experiments.params import Experiment
-from dticn.experiments.runner import RayMissing, run_many
+from dticn.experiments.runner import run_many
 from dticn.experiments.sweep import grid, parse_delay, parse_interval
 from dticn.experiments.world import radio_scenario
 
@@ -36,14 +34,6 @@ def test_radio_side_grows_slots_for_high_sf_and_multisuperframes_for_many_nodes(
     assert (radio_scenario(Experiment()).so, radio_scenario(Experiment()).mo) == (3, 5)
     assert radio_scenario(Experiment(sf=12)).so > 3
     assert radio_scenario(Experiment(nodes=100)).mo > 5
-
-
-@pytest.mark.skipif(importlib.util.find_spec("ray") is not None, reason="ray is installed")
-def test_ray_without_ray_says_how_to_install_it() -> None:
-    # library code raises an error the caller can handle (the CLI turns it into a usage
-    # error), never SystemExit
-    with pytest.raises(RayMissing, match=r"dticn\[ray\]"):
-        run_many([Experiment(duration_s=1.0)], ray_address="auto")
 
 
 def test_many_nodes_share_one_gateway() -> None:

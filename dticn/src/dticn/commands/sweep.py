@@ -29,8 +29,10 @@ def sweep(
     seeds: int = typer.Option(2, "--seeds", help="Seeds per grid point."),
     duration: str = typer.Option("1h", "--duration", help="Measurement window per run."),
     workers: int | None = typer.Option(None, "--workers", help="Local processes."),
-    ray: str | None = typer.Option(None, "--ray",
-                                   help="Ray cluster address (needs the 'ray' extra)."),
+    ray: str | None = typer.Option(
+        None, "--ray", help="Run on Ray (needs the 'ray' extra): 'local' starts Ray on this "
+        "machine, 'auto' joins a running one (ray start --head), or a cluster address "
+        "(ray://HOST:10001); same rows as local processes."),
     json_out: Path | None = typer.Option(None, "--json", help="Write rows here."),
     profile: str = typer.Option("model", "--profile",
                                 help="model (ours) or artifact (the artifact as it ran)."),
@@ -44,7 +46,7 @@ def sweep(
     from rich.table import Table
 
     from dticn.experiments.metrics import aggregate
-    from dticn.experiments.runner import RayMissing, run_many
+    from dticn.experiments.runner import RayMissing, RayUnreachable, run_many
     from dticn.experiments.sweep import AXES, grid
     from dticn.experiments.table import fmt
     from dticn.radio.scenario import parse_duration
@@ -72,7 +74,7 @@ def sweep(
         try:
             runs = run_many(exps, workers=workers, ray_address=ray,
                             progress=lambda done, total: bar.update(task, completed=done))
-        except RayMissing as exc:
+        except (RayMissing, RayUnreachable) as exc:
             raise typer.BadParameter(str(exc), param_hint="--ray") from None
     rows = []
     for k, point in enumerate(points):

@@ -21,6 +21,10 @@ class RayMissing(ImportError):
     """A Ray cluster was asked for but Ray is not installed (the message names the fix)."""
 
 
+class RayUnreachable(ConnectionError):
+    """No Ray instance answered at the address given (the message names the fix)."""
+
+
 def run_one(exp: Experiment) -> dict[str, Any]:
     """Build the world, run it to the horizon, return its metrics row."""
     from dticn.experiments.metrics import run_metrics
@@ -40,7 +44,9 @@ def run_many(experiments: Iterable[Experiment], *, workers: int | None = None,
 
     Args:
         workers: local processes (default: CPU count; 1 runs in this process).
-        ray_address: run on a Ray cluster instead (``pip install 'dticn[ray]'``).
+        ray_address: run as Ray tasks instead (``pip install 'dticn[ray]'``): ``local``
+            starts Ray on this machine, ``auto`` joins a running one, else a cluster
+            address. Rows are the same as local processes give (same seeds).
         progress: ``progress(done, total)`` after each finished run.
     """
     exps = list(experiments)
@@ -65,6 +71,10 @@ def run_many(experiments: Iterable[Experiment], *, workers: int | None = None,
 
 def _run_ray(exps: list[Experiment], address: str, progress: Progress | None
              ) -> list[dict[str, Any]]:
+    """Each run a Ray task. ``address``: ``local`` starts a Ray instance on this machine
+    (and stops it afterwards), ``auto`` joins the one ``ray start`` runs here, anything else
+    is a cluster address (``ray://host:10001`` or ``host:6379``; dticn must be installed on
+    every node). A Ray already initialised in this process is used as it is."""
     try:
         import ray
     except ImportError:
@@ -72,15 +82,30 @@ def _run_ray(exps: list[Experiment], address: str, progress: Progress | None
             "running on a Ray cluster needs Ray, which is not installed: "
             "pip install 'dticn[ray]' (or run without --ray to use the local cores)"
         ) from None
-    ray.init(address=address, ignore_reinit_error=True)
-    remote = ray.remote(run_one)
-    refs = [remote.remote(exp) for exp in exps]
-    index = {ref: k for k, ref in enumerate(refs)}
-    results: list[dict[str, Any] | None] = [None] * len(exps)
-    pending = list(refs)
-    while pending:
-        ready, pending = ray.wait(pending, num_returns=1)
-        results[index[ready[0]]] = ray.get(ready[0])
-        if progress:
-            progress(len(exps) - len(pending), len(exps))
+    started = not ray.is_initialized()
+    if started:
+        if address == "local":
+            ray.init(include_dashboard=False, log_to_driver=False)
+        else:
+            try:
+                ray.init(address=address, log_to_driver=False)
+            except ConnectionError as exc:
+                raise RayUnreachable(
+                    f"no Ray instance at {address!r} ({exc}); start one with "
+                    "'ray start --head' (then --ray auto), give its address, or use --ray "
+                    "local to start Ray on this machine") from exc
+    try:
+        remote = ray.remote(run_one)
+        refs = [remote.remote(exp) for exp in exps]
+        index = {ref: k for k, ref in enumerate(refs)}
+        results: list[dict[str, Any] | None] = [None] * len(exps)
+        pending = list(refs)
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            results[index[ready[0]]] = ray.get(ready[0])
+            if progress:
+                progress(len(exps) - len(pending), len(exps))
+    finally:
+        if started:
+            ray.shutdown()
     return [r for r in results if r is not None]
