@@ -71,7 +71,8 @@ def edge_radio(*, nodes: int, seed: int, sf: int = 7, battery_mah: float | None 
                             downlink_gts=True, payload_bytes=116, battery_mah=battery_mah,
                             so=so, mo=max(order, so), bo=max(order, so),
                             allocator=prof.allocator,
-                            enforce_duty_cycle=prof.enforce_duty_cycle, cap_rx=prof.cap_rx)
+                            enforce_duty_cycle=prof.enforce_duty_cycle, cap_rx=prof.cap_rx,
+                            energy_profile=prof.energy_profile)
         if mo is None and nodes > 1:
             fit = smallest_mo_that_fits(scenario)
             scenario = scenario.with_(mo=fit, bo=fit)

@@ -37,6 +37,11 @@ Sources of the ``artifact`` values (files of the artifact repository unless said
 * ``reflexive_lifetime_s=4.0``: experiments/ccn_exp_template.sh ``init_push_case``,
   ``params 4 1000 4`` on the gateway, forwarder and consumer (lines 257-261): the ``/RNP``
   Interest and the state it leaves live 4 s.
+* ``energy_profile="dsme-lora"``: the artifact ran RIOT and openDSME on SX1276 nodes, the
+  platform whose per-event energy DSME-LoRa measured (Alamos et al., ACM TOSN 2022, arXiv
+  2206.14077, Table 4; :mod:`dticn.energy.profiles`): its lifetimes are the measured
+  platform's. ``model`` keeps ``optimised``, our datasheet model of the behaviour
+  DSME-LoRa proposes but did not measure (issue 16).
 * ``forward_retransmissions=False``: CCN-lite appends an Interest for a name with a live PIT
   entry to that entry and propagates only new entries (cn-uofbasel/ccn-lite
   src/ccnl-fwd/src/ccnl-fwd.c, ``ccnl_fwd_handleInterest``: ``propagate = 1`` only when no
@@ -67,6 +72,8 @@ class Profile:
         reflexive_lifetime_s: lifetime of ``/RNP`` Interests and the reflexive state.
         forward_retransmissions: a downstream retransmission onto a live PIT entry goes
             upstream again (NFD); False: it is only appended to the entry (CCN-lite).
+        energy_profile: how the node's activity becomes energy (``optimised``: ours;
+            ``dsme-lora``: DSME-LoRa's measurements), see :mod:`dticn.energy.profiles`.
     """
 
     name: str
@@ -80,6 +87,7 @@ class Profile:
     item_empty_signature: bool = False
     reflexive_lifetime_s: float = 10.0
     forward_retransmissions: bool = True
+    energy_profile: str = "optimised"
 
     def with_(self, **changes: Any) -> Profile:
         """A copy with ``changes`` (unknown fields raise)."""
@@ -99,10 +107,10 @@ MODEL = Profile(
     "forwarding, registration, signed 8-byte items, one-multisuperframe hint")
 ARTIFACT = Profile(
     name="artifact", description="the artifact as it ran: its GTS placement, no duty cycle, "
-    "CCN-lite PIT aggregation, WAIT+32, static FIB, 4-byte items, /RNP 4 s",
+    "CCN-lite PIT aggregation, WAIT+32, static FIB, 4-byte items, /RNP 4 s, measured energy",
     allocator="artifact", enforce_duty_cycle=False, hint_s=32.0, static_routes=True,
     item_payload_bytes=4, item_empty_signature=True, reflexive_lifetime_s=4.0,
-    forward_retransmissions=False)
+    forward_retransmissions=False, energy_profile="dsme-lora")
 PROFILES: dict[str, Profile] = {p.name: p for p in (MODEL, ARTIFACT)}
 
 

@@ -16,7 +16,8 @@ def test_profiles_are_found_by_name_and_name_their_differences() -> None:
         get_profile("nope")
     assert set(ARTIFACT.differences(MODEL)) == {
         "allocator", "enforce_duty_cycle", "hint_s", "static_routes", "item_payload_bytes",
-        "item_empty_signature", "reflexive_lifetime_s", "forward_retransmissions"}
+        "item_empty_signature", "reflexive_lifetime_s", "forward_retransmissions",
+        "energy_profile"}
 
 
 @pytest.mark.parametrize("config", ["v2-cr", "v3-inr", "rice"])

@@ -23,7 +23,7 @@ def test_each_variant_switches_one_difference_and_the_last_is_the_other_profile(
     assert switched == [{"allocator"}, {"enforce_duty_cycle"}, {"forward_retransmissions"},
                         {"hint_s"}, {"static_routes"},
                         {"item_payload_bytes", "item_empty_signature"},
-                        {"reflexive_lifetime_s"}, {"cap_rx"}]
+                        {"reflexive_lifetime_s"}, {"energy_profile"}, {"cap_rx"}]
     assert set().union(*switched[:-1]) == set(ARTIFACT.differences(MODEL))
     cap = chosen[-2][1]
     assert cap.name == "artifact+cap-rx" and cap.cap_rx and "switched on" in chosen[-2][0]
@@ -48,7 +48,7 @@ def test_study_rows_base_first_and_what_moves() -> None:
     doc = run_sensitivity(configs=["v2-inr", "push"], seeds=1, duration_s=1800.0,
                           bases=["artifact"], workers=1)
     rows = doc["rows"]
-    assert len(rows) == 10 * 2 and doc["settings"]["bases"] == ["artifact"]
+    assert len(rows) == 11 * 2 and doc["settings"]["bases"] == ["artifact"]
     by = {(r["variant"], r["config"]): r for r in rows}
     base = run_one(Experiment(config="v2-inr", seed=1, duration_s=1800.0, profile="artifact"))
     assert by[("artifact", "v2-inr")]["success_ratio"] == base["success_ratio"] == 1.0
@@ -59,6 +59,9 @@ def test_study_rows_base_first_and_what_moves() -> None:
     # the ETSI off-time after the node's MAC ACK blocks its adjacent uplink GTS
     assert by[("artifact+duty-cycle", "v2-inr")]["success_ratio"] < 0.5
     assert by[("artifact+cap-rx", "push")]["lifetime_days"] < 30
+    # the measured platform's energy against our optimised model
+    assert (by[("artifact+energy", "push")]["lifetime_days"]
+            > 3 * by[("artifact", "push")]["lifetime_days"])
     text = markdown(doc, "artifact")
     assert "| ETSI duty-cycle enforcement: as in model |" in text and "**success**" in text
 

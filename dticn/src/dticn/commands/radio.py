@@ -33,6 +33,12 @@ def radio_command(
     mo: str | None = typer.Option(None, "--mo",
                                   help="Multisuperframe order, or 'auto': smallest >= 5 that "
                                        "holds every node's GTS (BO follows MO)."),
+    bo: int | None = typer.Option(None, "--bo",
+                                  help="Beacon order (default: follows MO; BO >= MO).  DSME-LoRa's "
+                                       "Table 8 runs BO 7 with MO 3..7."),
+    energy_profile: str | None = typer.Option(
+        None, "--energy-profile", help="optimised (ours, default) or dsme-lora (DSME-LoRa's "
+        "measured per-event energy, Table 4, 90% regulator)."),
     rx_chains: int | None = typer.Option(None, "--rx-chains",
                                          help="Gateway receive chains (1: SX1276, 8: SX1301)."),
     downlink: bool | None = typer.Option(None, "--downlink/--no-downlink",
@@ -66,7 +72,7 @@ def radio_command(
         "association": association, "engine": engine, "upkeep": upkeep,
         "fading_sigma_db": fading, "radius_m": radius, "battery_mah": battery,
         "bw_hz": None if bw is None else bw * 1e3, "inter_sf": inter_sf,
-        "capture_db": capture_db,
+        "capture_db": capture_db, "energy_profile": energy_profile,
     }
     if duration is not None:
         changes["duration_s"] = parse_duration(duration)
@@ -85,6 +91,11 @@ def radio_command(
                               f"{960 * 2**best / 1000:.2f} s). Use --rx-chains 8 to keep "
                               "the artifact's 30.72 s.[/yellow]")
                 scenario = scenario.with_(mo=best, bo=max(best, scenario.bo))
+        if bo is not None:
+            if bo < scenario.mo:
+                raise ValueError(f"--bo {bo} is below MO={scenario.mo}: DSME needs BO >= MO; "
+                                 f"give --bo {scenario.mo} or more, or a smaller --mo")
+            scenario = scenario.with_(bo=bo)
     except (ValueError, OSError) as exc:
         raise typer.BadParameter(str(exc)) from exc
 
@@ -107,9 +118,10 @@ def radio_command(
 
     summary = result.summary()
     table = Table(title=f"{scenario.nodes} nodes, {scenario.duration_s / 86400:g} d, "
-                        f"{scenario.traffic}, SF{scenario.sf}, engine {result.engine}")
+                        f"{scenario.traffic}, SF{scenario.sf}, engine {result.engine}, "
+                        f"energy profile {scenario.energy_profile}")
     for col in ("node", "PDR", "lat p50 s", "lat p90 s", "lat p99 s", "collisions", "retries",
-                "airtime s", "duty %", "J/day", "avg mA", "lifetime d"):
+                "airtime s", "duty %", "J/day", "mW", "lifetime d"):
         table.add_column(col, justify="right")
     for n in result.nodes[:rows]:
         lat = n.as_dict()["latency_s"]
@@ -118,13 +130,13 @@ def radio_command(
                       _fmt(lat["p90"]), _fmt(lat["p99"]), str(n.collisions), str(n.retries),
                       _fmt(n.airtime_s, 1), _fmt(100 * n.duty_cycle, 4),
                       _fmt(e.energy_per_day_j if e else float("nan")),
-                      _fmt(e.avg_current_ma if e else float("nan"), 4),
+                      _fmt(e.power_mw if e else float("nan"), 4),
                       _fmt(e.lifetime_days if e else float("nan"), 0))
     lat = summary["latency_s"]
     table.add_row("all", _fmt(summary["delivery_ratio"], 4), _fmt(lat["p50"]), _fmt(lat["p90"]),
                   _fmt(lat["p99"]), str(summary["collisions"]), str(summary["retries"]),
                   _fmt(summary["airtime_s"], 1), _fmt(100 * summary["max_duty_cycle"], 4),
-                  _fmt(summary["energy_per_day_J_mean"]), _fmt(summary["avg_current_mA_mean"], 4),
+                  _fmt(summary["energy_per_day_J_mean"]), _fmt(summary["power_mw_mean"], 4),
                   _fmt(summary["lifetime_days_min"], 0), style="bold")
     out = Console(width=None if Console().is_terminal else 160)
     out.print(table)

@@ -35,6 +35,9 @@ def reproduce(
     cap_rx: bool | None = typer.Option(None, "--cap-rx/--no-cap-rx",
                                        help="Node listens through the CAP (default: the "
                                        "profile's: off)."),
+    energy_profile: str | None = typer.Option(
+        None, "--energy-profile", help="optimised (ours) or dsme-lora (DSME-LoRa's measured "
+        "per-event energy); default: the profile's (model: optimised, artifact: dsme-lora)."),
     sensitivity: bool = typer.Option(
         False, "--sensitivity", help="Instead of the tables: from each --profile (default "
         "artifact), switch one difference at a time to the other profile's value; prints "
@@ -43,6 +46,10 @@ def reproduce(
 ) -> None:
     """Run every configuration over several seeds; print the table, write JSON and plots."""
     if sensitivity:
+        if energy_profile is not None:
+            raise typer.BadParameter("the sensitivity study switches the energy profile "
+                                     "itself (its energy row); drop --energy-profile",
+                                     param_hint="--energy-profile")
         run_sensitivity_study(quick=quick, seeds=seeds, duration=duration, loss=loss,
                               configs=configs, workers=workers, json_out=json_out,
                               plots=plots, profiles=profile, cap_rx=cap_rx,
@@ -50,7 +57,7 @@ def reproduce(
         return
     run_reproduce(quick=quick, seeds=seeds, duration=duration, loss=loss, configs=configs,
                   battery_mah=battery_mah, workers=workers, json_out=json_out, plots=plots,
-                  profiles=profile, cap_rx=cap_rx)
+                  profiles=profile, cap_rx=cap_rx, energy_profile=energy_profile)
 
 
 def _config_names(configs: str | None) -> list[str]:
@@ -138,7 +145,8 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
                   loss: list[float] | None = None, configs: str | None = None,
                   battery_mah: float | None = None, workers: int | None = None,
                   json_out: Path | None = None, plots: Path | None = None,
-                  profiles: list[str] | None = None, cap_rx: bool | None = None) -> None:
+                  profiles: list[str] | None = None, cap_rx: bool | None = None,
+                  energy_profile: str | None = None) -> None:
     """Plain-Python entry (what ``dticn demo`` calls): same arguments as the command."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -160,8 +168,12 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     if n_seeds < 1:
         raise typer.BadParameter("--seeds must be >= 1")
     profs = _profile_names(profiles, "model")
+    from dticn.energy.profiles import ENERGY_PROFILES
+    if energy_profile is not None and energy_profile not in ENERGY_PROFILES:
+        raise typer.BadParameter(f"unknown energy profile {energy_profile!r}; known: "
+                                 f"{list(ENERGY_PROFILES)}", param_hint="--energy-profile")
     exps = [Experiment(config=c, seed=s, duration_s=window, loss=p, battery_mah=battery_mah,
-                       profile=prof, cap_rx=cap_rx)
+                       profile=prof, cap_rx=cap_rx, energy_profile=energy_profile)
             for prof in profs for p in losses for c in names for s in range(1, n_seeds + 1)]
     console = Console(stderr=True)
     with Progress("[progress.description]{task.description}", BarColumn(),
@@ -178,7 +190,8 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     out = Console()
     for prof, agg in [(q, a) for q in profs for a in by_profile[q].values()]:
         p = agg[0]["loss"]
-        table = Table(title=f"profile {prof}, CAP RX {'on' if agg[0]['cap_rx'] else 'off'}: "
+        table = Table(title=f"profile {prof}, CAP RX {'on' if agg[0]['cap_rx'] else 'off'}, "
+                            f"lifetimes from energy profile {agg[0]['energy_profile']}: "
                             f"{n_seeds} seeds x {window:.0f} s, Internet loss {p:.0%}, "
                             f"battery {agg[0]['battery_mah']:.0f} mAh (mean ± 95% CI)")
         for _, title, _ in COLUMNS:

@@ -39,6 +39,9 @@ def sweep(
     cap_rx: bool | None = typer.Option(None, "--cap-rx/--no-cap-rx",
                                        help="Node listens through the CAP (default: the "
                                        "profile's: off)."),
+    energy_profile: str | None = typer.Option(
+        None, "--energy-profile", help="optimised (ours) or dsme-lora (DSME-LoRa's measured "
+        "per-event energy); default: the profile's (model: optimised, artifact: dsme-lora)."),
 ) -> None:
     """Run the grid (every combination of the given values) and print one row per point."""
     from rich.console import Console
@@ -63,7 +66,8 @@ def sweep(
             "sf": [int(v) for v in _split(sf)], "loss": [float(v) for v in _split(loss)],
         })
         window = parse_duration(duration)
-        exps = [p.experiment(s, window).with_(profile=profile, cap_rx=cap_rx)
+        exps = [p.experiment(s, window).with_(profile=profile, cap_rx=cap_rx,
+                                              energy_profile=energy_profile)
                 for p in points for s in range(1, seeds + 1)]
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
@@ -83,7 +87,8 @@ def sweep(
         agg.pop("latencies_s", None)
         rows.append(agg)
     table = Table(title=f"sweep, profile {profile}, CAP RX {'on' if rows[0]['cap_rx'] else 'off'}"
-                        f": {seeds} seeds x {window:.0f} s per point (mean ± 95% CI)")
+                        f", energy profile {rows[0]['energy_profile']}: {seeds} seeds x "
+                        f"{window:.0f} s per point (mean ± 95% CI)")
     shown = [("success_ratio", "success", 3), ("latency_p95_s", "p95 s", 1),
              ("lora_frames_per_item", "LoRa frm/item", 2),
              ("internet_packets_per_item", "Inet pkt/item", 1),
@@ -98,7 +103,9 @@ def sweep(
     Console().print(table)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps({"profile": profile, "rows": rows}, indent=1,
+        json_out.write_text(json.dumps({"profile": profile,
+                                        "energy_profile": rows[0]["energy_profile"],
+                                        "rows": rows}, indent=1,
                                        default=float),
                             encoding="utf-8")
         console.print(f"wrote {json_out}")

@@ -83,6 +83,8 @@ class EnergyReport:
 
     supply_v: float = 3.3
     battery_mah: float = 2600.0
+    profile: str = "optimised"
+    events: dict[str, Any] | None = None
 
     @property
     def charge_total_mas(self) -> float:
@@ -91,6 +93,11 @@ class EnergyReport:
     @property
     def avg_current_ma(self) -> float:
         return self.charge_total_mas / self.horizon_s if self.horizon_s > 0 else 0.0
+
+    @property
+    def power_mw(self) -> float:
+        """Mean power drawn from the battery."""
+        return self.avg_current_ma * self.supply_v
 
     @property
     def energy_per_day_j(self) -> float:
@@ -107,12 +114,16 @@ class EnergyReport:
         return {k: v * scale for k, v in self.charge_mas.items()}
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
+            "profile": self.profile, "power_mW": self.power_mw,
             "time_s": dict(self.time_s), "charge_mAs": dict(self.charge_mas),
             "wakeups": self.wakeups, "avg_current_mA": self.avg_current_ma,
             "energy_per_day_J": self.energy_per_day_j, "lifetime_days": self.lifetime_days,
             "energy_per_day_by_state_J": self.energy_per_day_by_state_j(),
         }
+        if self.events is not None:
+            out["events"] = dict(self.events)
+        return out
 
 
 @dataclass

@@ -54,6 +54,7 @@ def run_metrics(world: World) -> dict[str, Any]:
         "config": exp.config,
         "profile": world.profile.name,
         "cap_rx": world.profile.cap_rx,
+        "energy_profile": world.profile.energy_profile,
         "seed": exp.seed,
         "duration_s": exp.duration_s,
         "loss": exp.loss,
@@ -89,18 +90,17 @@ def cap_rx_lifetimes(world: World, energies: list[Any]) -> dict[bool, float]:
     """The shortest node lifetime under both CAP listen policies (issue 13, item 3).
 
     The run's own policy is measured; the other is the same run with the receiver on (or
-    off) through every CAP, in closed form: the CAP is ``cap_slots`` of the superframe's
+    off) through every CAP, in closed form from the run's energy profile
+    (``cap_listen_current_ma``): optimised, the CAP is ``cap_slots`` of the superframe's
     16 slots (8 of 16: half of all time), with the radio receiving and the MCU awake
-    instead of both asleep. Wake-ups for the CAP and the node's own CAP transactions are
-    left out (under 1% of the CAP).
+    instead of both asleep; dsme-lora, their measured CAP RX on minus RX off per superframe.
+    Wake-ups for the CAP and the node's own CAP transactions are left out (under 1% of the
+    CAP).
     """
     ctx = world.radio.ctx
     timing = ctx.mac.timing
     cap_share = timing.cap_slots * timing.slot_s / timing.superframe_s
-    energy = ctx.energy
-    radio = energy.radio_ma
-    delta_ma = cap_share * (radio["rx"] - radio["sleep"] + energy.mcu_active_ma
-                            - energy.mcu_sleep_ma)
+    delta_ma = ctx.energy_profile.cap_listen_current_ma(timing.superframe_s, cap_share)
     own = world.profile.cap_rx
     out: dict[bool, float] = {}
     for policy in (False, True):
@@ -116,7 +116,9 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         raise ValueError("aggregate() needs at least one run")
     out: dict[str, Any] = {
         "config": rows[0]["config"], "profile": rows[0].get("profile", "model"),
-        "cap_rx": rows[0].get("cap_rx", False), "seeds": [r["seed"] for r in rows],
+        "cap_rx": rows[0].get("cap_rx", False),
+        "energy_profile": rows[0].get("energy_profile", "optimised"),
+        "seeds": [r["seed"] for r in rows],
         "duration_s": rows[0]["duration_s"], "loss": rows[0]["loss"],
         "nodes": rows[0]["nodes"], "battery_mah": rows[0]["battery_mah"],
         "items": sum(r["items"] for r in rows), "delivered": sum(r["delivered"] for r in rows),

@@ -36,6 +36,8 @@ class Experiment:
             :mod:`dticn.profiles`; or a :class:`~dticn.profiles.Profile` itself (a variant
             with one difference switched, :mod:`dticn.experiments.sensitivity`).
         cap_rx: the node's CAP listen policy; None: the profile's.
+        energy_profile: ``optimised`` or ``dsme-lora`` (:mod:`dticn.energy.profiles`);
+            None: the profile's (model: optimised, artifact: dsme-lora).
     """
 
     config: str = "push-draft"
@@ -53,6 +55,7 @@ class Experiment:
     mo: int | None = None
     profile: str | Profile = "model"
     cap_rx: bool | None = None
+    energy_profile: str | None = None
 
     def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:
@@ -64,6 +67,10 @@ class Experiment:
         from dticn.profiles import PROFILES, Profile
         if not isinstance(self.profile, Profile) and self.profile not in PROFILES:
             raise ValueError(f"profile={self.profile!r}: use one of {sorted(PROFILES)}")
+        from dticn.energy.profiles import ENERGY_PROFILES
+        if self.energy_profile is not None and self.energy_profile not in ENERGY_PROFILES:
+            raise ValueError(f"energy_profile={self.energy_profile!r}: use one of "
+                             f"{sorted(ENERGY_PROFILES)}")
 
     @property
     def horizon_s(self) -> float:

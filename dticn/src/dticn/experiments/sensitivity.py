@@ -61,6 +61,7 @@ DIFFERENCES = (
     Difference("item", "item size and signature", ("item_payload_bytes",
                                                    "item_empty_signature")),
     Difference("rnp", "/RNP and reflexive-state lifetime", ("reflexive_lifetime_s",)),
+    Difference("energy", "energy profile (measured or optimised)", ("energy_profile",)),
     Difference("cap-rx", "CAP listen policy (same in both profiles)", ("cap_rx",), flip=True),
 )
 

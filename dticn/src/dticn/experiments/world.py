@@ -92,9 +92,13 @@ def transaction_times(exp: Experiment, node: int, warmup_s: float | None = None
 
 
 def experiment_profile(exp: Experiment) -> Profile:
-    """The profile of ``exp`` with its CAP listen policy, if it sets one."""
+    """The profile of ``exp`` with its CAP listen policy and energy profile, if it sets them."""
     prof = get_profile(exp.profile)
-    return prof if exp.cap_rx is None else prof.with_(cap_rx=exp.cap_rx)
+    if exp.cap_rx is not None:
+        prof = prof.with_(cap_rx=exp.cap_rx)
+    if exp.energy_profile is not None:
+        prof = prof.with_(energy_profile=exp.energy_profile)
+    return prof
 
 
 def radio_scenario(exp: Experiment) -> Scenario:

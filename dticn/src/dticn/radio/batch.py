@@ -38,7 +38,7 @@ from dticn.radio.network import node_arrivals
 from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
-from dticn.radio.upkeep import book_upkeep, reception_probability
+from dticn.radio.upkeep import book_upkeep, node_activity, reception_probability
 
 
 def batch_supported(s: Scenario, ctx: RadioContext) -> str | None:
@@ -130,7 +130,9 @@ def run_batch(s: Scenario, ctx: RadioContext | None = None,
             retries=int(np.maximum(done_attempts - 1, 0).sum()), collisions=0,
             airtime_s=airtime,
             duty_by_subband={ctx.plan.subband(cell.channel).name: airtime / horizon},
-            energy=meter.report(ctx.energy, horizon),
+            energy=ctx.energy_profile.report(meter, node_activity(
+                cfg, start=0.0, end=horizon, uplink=[cell],
+                downlink=ctx.table.of(i, Direction.DOWN), gts_tx=attempts_total)),
             latencies_s=(rx_t - a)[delivered], margin_db=margin,
             lost_beacons=counts["lost_beacons"], sync_losses=counts["sync_losses"])
         nodes.append(res)

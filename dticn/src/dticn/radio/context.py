@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 from dticn.energy.model import EnergyConfig
+from dticn.energy.profiles import EnergyProfile, load_energy_profile
 from dticn.mac.config import MacConfig
 from dticn.mac.gts import ALLOCATORS, Direction, GtsTable
 from dticn.phy.airtime import LoRaParams, time_on_air
@@ -35,6 +36,7 @@ class RadioContext:
     data_toa_s: float
     ack_toa_s: float
     beacon_toa_s: float
+    energy_profile: EnergyProfile
 
     def margin_db(self, node: int) -> float:
         """Link margin of node <-> gateway above sensitivity (mean, without fading)."""
@@ -78,8 +80,10 @@ def build_context(s: Scenario) -> RadioContext:
         if s.downlink_gts:
             requests += [(i, Direction.DOWN) for i in range(1, s.nodes + 1)]
         ALLOCATORS[s.allocator](table, requests)
+    profile = load_energy_profile(s.energy_profile, energy_config=s.energy_config,
+                                  battery_mah=s.battery_mah)
     return RadioContext(s, phy, plan, mac, energy, interference, sens, topology, table,
-                        data_toa, ack_toa, time_on_air(phy, mac.beacon_bytes))
+                        data_toa, ack_toa, time_on_air(phy, mac.beacon_bytes), profile)
 
 
 def smallest_mo_that_fits(s: Scenario) -> int:

@@ -30,7 +30,7 @@ from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
 from dticn.radio.traffic import arrivals
-from dticn.radio.upkeep import book_upkeep, reception_probability
+from dticn.radio.upkeep import book_upkeep, node_activity, reception_probability
 from dticn.sim.kernel import EventKernel
 
 
@@ -80,6 +80,9 @@ class RadioNetwork:
             self.meters[i] = meter
         self._arrivals: dict[int, np.ndarray] = {}
         self._latencies: dict[int, list[float]] = {i: [] for i in self.devices}
+        # Frames per node by kind, for the per-event energy profiles.
+        self._activity: dict[int, dict[str, int]] = {
+            i: {"gts_tx": 0, "cap_tx": 0, "rx_frames": 0} for i in self.devices}
         self._traffic = traffic
         self.frames = 0
 
@@ -109,8 +112,11 @@ class RadioNetwork:
     def _device_event(self, event: MacEvent) -> None:
         st = self.stats[event.node]
         if event.kind == "tx":
+            self._activity[event.node][f"{event.detail.get('slot', 'gts')}_tx"] += 1
             st.tx_frames += 1
             self.frames += 1
+        elif event.kind == "rx":
+            self._activity[event.node]["rx_frames"] += 1
         elif event.kind == "retry":
             st.retries += 1
         elif event.kind == "failed":
@@ -180,7 +186,10 @@ class RadioNetwork:
             else:
                 st.lost_beacons = dev.lost_beacons
                 st.sync_losses = dev.sync_losses
-            st.energy = meter.report(ctx.energy, horizon)
+            tracking = dev.tracking_since if dev.tracking_since is not None else horizon
+            st.energy = ctx.energy_profile.report(meter, node_activity(
+                ctx.mac, start=tracking, end=horizon, uplink=dev.uplink, downlink=dev.downlink,
+                **self._activity[i]))
             st.airtime_s = sum(dev.p.duty.airtime_s.values())
             st.duty_by_subband = dev.p.duty.duty_cycle(horizon)
             st.latencies_s = np.asarray(self._latencies[i])

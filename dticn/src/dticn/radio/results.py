@@ -95,6 +95,9 @@ class RadioResult:
             "lifetime_days_min": min((e.lifetime_days for e in energies), default=float("nan")),
             "lifetime_days_mean": float(np.mean([e.lifetime_days for e in energies]))
             if energies else float("nan"),
+            "power_mw_mean": float(np.mean([e.power_mw for e in energies]))
+            if energies else float("nan"),
+            "energy_profile": self.scenario.energy_profile,
             "engine": self.engine, "upkeep": self.scenario.upkeep, "wall_s": self.wall_s,
             "events": self.events, "frames": self.frames,
             "sim_s_per_wall_s": sim_s / self.wall_s if self.wall_s > 0 else float("inf"),

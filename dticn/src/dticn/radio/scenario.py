@@ -65,6 +65,9 @@ class Scenario:
     mac_config: str | None = None
     energy_config: str | None = None
     battery_mah: float | None = None
+    # How activity becomes energy: optimised (ours) or dsme-lora (measured), see
+    # dticn.energy.profiles
+    energy_profile: str = "optimised"
 
     def __post_init__(self) -> None:
         if self.nodes < 1:
@@ -75,6 +78,10 @@ class Scenario:
             raise ValueError(f"engine={self.engine!r}: use auto, batch or events")
         if self.slot not in ("gts", "cap"):
             raise ValueError(f"slot={self.slot!r}: use gts or cap")
+        from dticn.energy.profiles import ENERGY_PROFILES
+        if self.energy_profile not in ENERGY_PROFILES:
+            raise ValueError(f"energy_profile={self.energy_profile!r}: use one of "
+                             f"{', '.join(ENERGY_PROFILES)}")
 
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> Scenario:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from dticn.energy.model import EnergyMeter
+from dticn.energy.profiles import Activity
 from dticn.mac.config import MacConfig
 from dticn.mac.gts import Gts
 from dticn.phy.states import RadioState
@@ -59,6 +60,27 @@ def book_upkeep(meter: EnergyMeter, cfg: MacConfig, *, start: float, end: float,
     meter.add(RadioState.STANDBY, standby)
     return {"beacons": beacons, "lost_beacons": lost, "downlink_slots": slots, "caps": caps,
             "sync_losses": sync_losses}
+
+
+def node_activity(cfg: MacConfig, *, start: float, end: float, uplink: list[Gts],
+                  downlink: list[Gts], gts_tx: int = 0, cap_tx: int = 0,
+                  rx_frames: int = 0) -> Activity:
+    """A node's :class:`~dticn.energy.profiles.Activity` over ``[0, end]``: the periodic
+    part (beacons, superframes, GTS occurrences while tracking from ``start``) in closed
+    form, the frames as counted by the engine."""
+    timing = cfg.timing
+    start = min(start, end)
+
+    def occurrences(cells: list[Gts]) -> int:
+        return sum(timing.count_periodic(c.offset(timing), timing.multisuperframe_s, start, end)
+                   for c in cells)
+
+    return Activity(
+        horizon_s=end, tracking_s=end - start,
+        beacons=timing.count_periodic(0.0, timing.beacon_interval_s, start, end),
+        superframes=timing.count_periodic(0.0, timing.superframe_s, start, end),
+        tx_gts_slots=occurrences(uplink), rx_gts_slots=occurrences(downlink),
+        gts_tx=gts_tx, cap_tx=cap_tx, rx_frames=rx_frames, cap_rx=cfg.cap_rx)
 
 
 def reception_probability(margin_db: float, fading_sigma_db: float) -> float:
