@@ -39,6 +39,13 @@ def radio_command(
     energy_profile: str | None = typer.Option(
         None, "--energy-profile", help="optimised (ours, default) or dsme-lora (DSME-LoRa's "
         "measured per-event energy, Table 4, 90% regulator)."),
+    cap_plan: str | None = typer.Option(
+        None, "--cap-plan", help="model (beacons/CAP on a 1% channel, off-time) or dsme-lora "
+        "(10% sub-band channel, hourly budget, CAP queue of 8)."),
+    cap_ack: bool | None = typer.Option(None, "--cap-ack/--no-cap-ack",
+                                        help="CAP data frames confirmed (default) or not."),
+    cad_miss: float | None = typer.Option(None, "--cad-miss",
+                                          help="Probability that CAD misses a busy channel."),
     rx_chains: int | None = typer.Option(None, "--rx-chains",
                                          help="Gateway receive chains (1: SX1276, 8: SX1301)."),
     downlink: bool | None = typer.Option(None, "--downlink/--no-downlink",
@@ -72,7 +79,8 @@ def radio_command(
         "association": association, "engine": engine, "upkeep": upkeep,
         "fading_sigma_db": fading, "radius_m": radius, "battery_mah": battery,
         "bw_hz": None if bw is None else bw * 1e3, "inter_sf": inter_sf,
-        "capture_db": capture_db, "energy_profile": energy_profile,
+        "capture_db": capture_db, "energy_profile": energy_profile, "cap_plan": cap_plan,
+        "cap_ack": cap_ack, "cad_miss_prob": cad_miss,
     }
     if duration is not None:
         changes["duration_s"] = parse_duration(duration)

@@ -2,8 +2,12 @@
 
 Drives :class:`~dticn.mac.csma.SlottedCsmaCa` in time: backoffs count only CAP time and
 are aligned to backoff boundaries from the superframe start; a transmission whose frame,
-turnaround and ACK do not fit in the rest of the CAP waits for the next CAP (6.2.5.1).
-The radio sleeps through backoffs longer than its wake-up time.
+turnaround and ACK do not fit in the rest of the CAP waits for the start of the next CAP
+and applies a further random backoff before its CCA (IEEE 802.15.4-2015, 6.2.5.1, slotted
+CSMA-CA: "shall wait until the start of the CAP in the next superframe and apply a further
+random backoff delay"; without it every deferred node senses at the same instant). With
+``cad_miss_prob`` a CCA on a busy channel reports idle with that probability. The radio
+sleeps through backoffs longer than its wake-up time.
 """
 
 from __future__ import annotations
@@ -145,6 +149,10 @@ class CapAccess:
 
     def _cca_done(self, idle: bool) -> None:
         assert self._csma is not None
+        miss = self.cfg.cad_miss_prob
+        if not idle and miss > 0 and self.p.rng.random() < miss:
+            self.on_event("cad_miss", {})
+            idle = True
         if not idle:
             self.on_event("cca_busy", {})
         self._act(self._csma.on_cca(idle))
@@ -159,10 +167,14 @@ class CapAccess:
         assert self._frame is not None and self._csma is not None
         timing = self.cfg.timing
         if when + self._transaction_s(self._frame) > timing.cap_end_of(when) + 1e-9:
-            # Does not fit in this CAP: resume with a fresh contention window in the next.
+            # Does not fit in this CAP: at the start of the next one, a fresh contention
+            # window after a further random backoff (6.2.5.1).
             self._csma.cw = self.cfg.csma.contention_window
             self._csma.done = False
-            nxt = timing.cap_advance(timing.cap_end_of(when) + 1e-6, 0)
+            self.on_event("cap_deferral", {})
+            backoff = self._csma.deferral_backoff()
+            self.backoff_log.append(backoff.periods)
+            nxt = timing.cap_advance(timing.cap_end_of(when) + 1e-6, backoff.periods)
             self._at(nxt, self._cca)
             return
         earliest = self.p.duty.earliest(self.cfg.cap_channel, when)

@@ -33,6 +33,14 @@ class MacConfig:
     cap_channel: int = 0
     queue_limit: int = 256
     cap_rx: bool = False
+    #: Frames a node's CAP queue holds (the one in transmission included); the rest are
+    #: dropped and counted. None: no limit (ours); openDSME on RIOT: 8.
+    cap_queue_limit: int | None = None
+    #: CAP data frames ask for an ACK (confirmed); False: sent once, unconfirmed.
+    cap_ack: bool = True
+    #: Probability that CAD reports a busy channel as idle (DSME-LoRa's CCA is CAD, which
+    #: can miss a frame in progress); 0: ideal sensing.
+    cad_miss_prob: float = 0.0
 
     @property
     def max_payload(self) -> int:

@@ -83,6 +83,11 @@ class SlottedCsmaCa:
         self.backoffs.append(periods)
         return Backoff(periods)
 
+    def deferral_backoff(self) -> Backoff:
+        """The further random backoff (current BE; NB unchanged) after the transaction did
+        not fit in the rest of the CAP and waits for the next one (6.2.5.1)."""
+        return self._backoff()
+
     def on_cca(self, idle: bool) -> CsmaAction:
         """Next step after a CCA that found the channel ``idle`` (or busy)."""
         if self.done:

@@ -86,6 +86,8 @@ class DsmeDevice(MacEndpoint):
         self.missed_beacons = 0
         self.lost_beacons = 0
         self.sync_losses = 0
+        #: Frames refused because the CAP queue was full (``cap_queue_limit``).
+        self.queue_drops = 0
         self._toa: dict[int, float] = {}
         self.ack_s = self.toa(config.ack_bytes)
         self.beacon_s = self.toa(config.beacon_bytes)
@@ -122,7 +124,15 @@ class DsmeDevice(MacEndpoint):
             self.gts_queue.append(req)
             self._kick_gts()
         else:
+            limit = self.cfg.cap_queue_limit
+            if limit is not None and (len(self.cap.queue) + len(self._cap_waiting)
+                                      + int(self.cap.busy)) >= limit:
+                self.queue_drops += 1
+                self._finish(req, Status.QUEUE_FULL)
+                return req
             frame = self._data_frame(req)
+            if not self.cfg.cap_ack:
+                frame.ack_request = False
             self._cap_requests[id(frame)] = req
             if self.sync is SyncState.TRACKING:
                 self.cap.submit(frame)

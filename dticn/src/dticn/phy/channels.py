@@ -30,6 +30,18 @@ class ChannelPlan:
     count: int
     subbands: tuple[SubBand, ...]
     bw_hz: float = 125_000.0
+    #: Channels outside the equally spaced grid, numbered from ``count`` on (e.g. a beacon
+    #: and CAP channel in the 10% sub-band, as DSME-LoRa runs it).
+    extra_hz: tuple[float, ...] = ()
+
+    def with_extra(self, *frequencies_hz: float) -> ChannelPlan:
+        """This plan with more channels (indices ``count``, ``count + 1``, ...); each must
+        lie in a sub-band."""
+        plan = ChannelPlan(self.first_hz, self.spacing_hz, self.count, self.subbands,
+                           self.bw_hz, (*self.extra_hz, *frequencies_hz))
+        for ch in range(self.count, plan.count + len(plan.extra_hz)):
+            plan.subband(ch)
+        return plan
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | None = None, bw_hz: float = 125_000.0
@@ -46,8 +58,11 @@ class ChannelPlan:
 
     def frequency(self, channel: int) -> float:
         """Centre frequency (Hz) of ``channel`` (0-based)."""
+        if self.count <= channel < self.count + len(self.extra_hz):
+            return self.extra_hz[channel - self.count]
         if not 0 <= channel < self.count:
-            raise ValueError(f"channel {channel}: this plan has channels 0..{self.count - 1}")
+            raise ValueError(f"channel {channel}: this plan has channels "
+                             f"0..{self.count + len(self.extra_hz) - 1}")
         return self.first_hz + channel * self.spacing_hz
 
     def subband(self, channel: int) -> SubBand:

@@ -47,6 +47,8 @@ def batch_supported(s: Scenario, ctx: RadioContext) -> str | None:
         return "traffic goes to the CAP (contention needs the event engine)"
     if s.association != "static":
         return "association by handshake runs in the CAP"
+    if ctx.node_duty_rule != "off-time":
+        return "the nodes keep an hourly duty-cycle budget (the closed form has off-times)"
     for i in range(1, s.nodes + 1):
         if len(ctx.table.of(i, Direction.UP)) != 1:
             return f"node {i} has {len(ctx.table.of(i, Direction.UP))} uplink GTS (needs 1)"

@@ -14,6 +14,7 @@ from dticn.phy.channels import ChannelPlan
 from dticn.phy.config import load_phy_config
 from dticn.phy.interference import InterferenceModel
 from dticn.phy.propagation import LogDistancePathLoss, sensitivity_dbm
+from dticn.radio.cap_plan import get_cap_plan
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY, Topology
 
@@ -37,6 +38,8 @@ class RadioContext:
     ack_toa_s: float
     beacon_toa_s: float
     energy_profile: EnergyProfile
+    #: Duty-cycle rule of the nodes' radios (the scenario's CAP plan).
+    node_duty_rule: str = "off-time"
 
     def margin_db(self, node: int) -> float:
         """Link margin of node <-> gateway above sensitivity (mean, without fading)."""
@@ -51,7 +54,14 @@ def build_context(s: Scenario) -> RadioContext:
     plan = ChannelPlan.from_config(phy_cfg, bw_hz=s.bw_hz)
     if s.channels > plan.count:
         raise ValueError(f"channels={s.channels} but the plan has {plan.count}")
-    mac = MacConfig.load(s.mac_config, so=s.so, mo=s.mo, bo=s.bo, cap_rx=s.cap_rx)
+    cap_plan = get_cap_plan(s.cap_plan)
+    mac = MacConfig.load(s.mac_config, so=s.so, mo=s.mo, bo=s.bo, cap_rx=s.cap_rx,
+                         cap_queue_limit=cap_plan.cap_queue_limit, cap_ack=s.cap_ack,
+                         cad_miss_prob=s.cad_miss_prob)
+    if cap_plan.cap_channel_hz is not None:
+        channel = plan.count + len(plan.extra_hz)
+        plan = plan.with_extra(cap_plan.cap_channel_hz)
+        mac = mac.with_(beacon_channel=channel, cap_channel=channel)
     overrides = {} if s.battery_mah is None else {"battery_mah": s.battery_mah}
     energy = EnergyConfig.load(s.energy_config, **overrides)
     interference = InterferenceModel.from_config(phy_cfg, inter_sf=s.inter_sf,
@@ -83,7 +93,8 @@ def build_context(s: Scenario) -> RadioContext:
     profile = load_energy_profile(s.energy_profile, energy_config=s.energy_config,
                                   battery_mah=s.battery_mah)
     return RadioContext(s, phy, plan, mac, energy, interference, sens, topology, table,
-                        data_toa, ack_toa, time_on_air(phy, mac.beacon_bytes), profile)
+                        data_toa, ack_toa, time_on_air(phy, mac.beacon_bytes), profile,
+                        cap_plan.node_duty_rule)
 
 
 def smallest_mo_that_fits(s: Scenario) -> int:

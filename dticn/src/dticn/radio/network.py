@@ -68,7 +68,8 @@ class RadioNetwork:
             meter = EnergyMeter(since=0.0, tx_power_dbm=s.tx_power_dbm)
             radio = SimRadio(i, self.kernel, self.medium, s.sf, s.tx_power_dbm, meter)
             platform = Platform(self.kernel, random.Random(s.seed * 1_000_003 + i), radio,
-                                ctx.phy, DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle))
+                                ctx.phy, DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle,
+                                                          rule=ctx.node_duty_rule))
             dev = DsmeDevice(i, GATEWAY, platform, ctx.mac, meter=meter, upkeep=s.upkeep,
                              association=s.association,
                              gts_directions=("up", "down") if s.downlink_gts else ("up",))
@@ -193,6 +194,7 @@ class RadioNetwork:
             st.airtime_s = sum(dev.p.duty.airtime_s.values())
             st.duty_by_subband = dev.p.duty.duty_cycle(horizon)
             st.latencies_s = np.asarray(self._latencies[i])
+            st.queue_drops = dev.queue_drops
             st.pending = len(dev.gts_queue) + len(dev.cap.queue) + int(dev.cap.busy)
             nodes.append(replace(st))   # a snapshot: later runs do not change it
         gw = self.gateway

@@ -30,6 +30,7 @@ class NodeResult:
     margin_db: float = 0.0
     lost_beacons: float = 0.0
     sync_losses: float = 0.0
+    queue_drops: int = 0
 
     @property
     def delivery_ratio(self) -> float:
@@ -50,6 +51,7 @@ class NodeResult:
             "duty_cycle_by_subband": self.duty_by_subband,
             "latency_s": _percentiles(lat), "margin_db": self.margin_db,
             "lost_beacons": self.lost_beacons, "sync_losses": self.sync_losses,
+            "queue_drops": self.queue_drops,
             "energy": self.energy.as_dict() if self.energy else None,
         }
 
@@ -85,6 +87,8 @@ class RadioResult:
             "latency_s": _percentiles(lat),
             "collisions": sum(n.collisions for n in self.nodes),
             "retries": sum(n.retries for n in self.nodes),
+            "queue_drops": sum(n.queue_drops for n in self.nodes),
+            "cap_plan": self.scenario.cap_plan,
             "tx_frames": sum(n.tx_frames for n in self.nodes),
             "airtime_s": sum(n.airtime_s for n in self.nodes),
             "max_duty_cycle": max((n.duty_cycle for n in self.nodes), default=0.0),

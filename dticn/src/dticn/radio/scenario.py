@@ -56,6 +56,11 @@ class Scenario:
     downlink_gts: bool = False
     association: str = "static"
     cap_rx: bool = False
+    # Beacon/CAP channel, duty-cycle rule, CAP queue: model (ours) or dsme-lora, see
+    # dticn.radio.cap_plan; CAP data confirmed (ACK) or not; CAD misses a busy channel
+    cap_plan: str = "model"
+    cap_ack: bool = True
+    cad_miss_prob: float = 0.0
     slot: str = "gts"                    # where the node's traffic goes: gts or cap
     # Engine
     engine: str = "auto"                 # auto, batch, events
@@ -78,6 +83,10 @@ class Scenario:
             raise ValueError(f"engine={self.engine!r}: use auto, batch or events")
         if self.slot not in ("gts", "cap"):
             raise ValueError(f"slot={self.slot!r}: use gts or cap")
+        from dticn.radio.cap_plan import get_cap_plan
+        get_cap_plan(self.cap_plan)
+        if not 0.0 <= self.cad_miss_prob <= 1.0:
+            raise ValueError(f"cad_miss_prob={self.cad_miss_prob}: give a probability 0..1")
         from dticn.energy.profiles import ENERGY_PROFILES
         if self.energy_profile not in ENERGY_PROFILES:
             raise ValueError(f"energy_profile={self.energy_profile!r}: use one of "

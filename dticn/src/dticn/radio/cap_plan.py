@@ -1,0 +1,52 @@
+"""Where beacons and the CAP go and how a node's CAP traffic is bounded (issue 16, item 2).
+
+Two plans, one registry (:data:`CAP_PLANS`); a scenario names its plan (``cap_plan``):
+
+* ``model`` (ours): beacons and the CAP on channel 0 of the 16-channel grid (865.1 MHz,
+  sub-band h1.4, 1%); a node keeps the ETSI limit by staying silent for ``T/dc`` after each
+  frame of airtime ``T`` (off-time rule); the CAP queue is bounded only by ``queue_limit``
+  of ``dsme.toml``.
+* ``dsme-lora``: beacons and the CAP on a channel of the 10% sub-band (h1.7, 869.40-869.65
+  MHz; DSME-LoRa, Alamos et al., ACM TOSN 2022, arXiv 2206.14077, as summarised in issue 16
+  and docs/dticn-facts.md), with the duty cycle kept as an hourly budget by every radio
+  (ETSI EN 300 220-1 measures it over one hour); the CAP queue holds 8 frames and drops
+  what overflows (RIOT pkg/opendsme/include/opendsme/opendsme.h,
+  ``CONFIG_OPENDSME_CAP_QUEUE_SIZE`` default 8). The centre frequency 869.525 MHz is ours:
+  the one 125 kHz channel centred in h1.7 (the paper's exact frequency is not in our notes).
+  GTS stay on the 16-channel grid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CapPlan:
+    """Beacon/CAP channel, the nodes' duty-cycle rule and the CAP queue limit.
+
+    Args:
+        cap_channel_hz: centre of an extra channel for beacons and the CAP; None: channel 0.
+        node_duty_rule: ``off-time`` (silent T/dc after each frame) or ``window`` (hourly
+            budget), see :class:`~dticn.phy.dutycycle.DutyCycleTracker`.
+        cap_queue_limit: frames a node's CAP queue holds (the one in transmission
+            included); more are dropped and counted (``queue_drops``). None: no limit.
+    """
+
+    name: str
+    cap_channel_hz: float | None = None
+    node_duty_rule: str = "off-time"
+    cap_queue_limit: int | None = None
+
+
+CAP_PLANS: dict[str, CapPlan] = {p.name: p for p in (
+    CapPlan("model"),
+    CapPlan("dsme-lora", cap_channel_hz=869.525e6, node_duty_rule="window", cap_queue_limit=8),
+)}
+
+
+def get_cap_plan(name: str) -> CapPlan:
+    try:
+        return CAP_PLANS[name]
+    except KeyError:
+        raise ValueError(f"unknown CAP plan {name!r}; known: {', '.join(CAP_PLANS)}") from None
