@@ -8,7 +8,7 @@ from ndn.encoding import InterestParam, make_interest
 from ndn.security import DigestSha256Signer
 
 from dticn.forwarder.face import FaceScope, RecordingFace
-from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.mgmt.nfd import NfdManagement
 from dticn.packets import Data, decode_packet, name_from_str
 from dticn.sim.kernel import EventKernel
@@ -71,3 +71,40 @@ def test_non_local_face_cannot_reach_management() -> None:
     kernel.run(until=1.0)
     assert remote.sent == [] and fw.fib.find_exact(name_from_str("/evil")) is None
     assert fw.counters.drops["localhost_violation"] == 1
+
+
+def test_localhop_registration_from_a_remote_face_is_refused() -> None:
+    """Signatures are not verified, so a remote peer may not write our FIB."""
+    from ndn.encoding import Component
+
+    kernel, fw, _ = _setup()
+    remote = RecordingFace()
+    fw.add_face(remote)
+    name = nfd_mgmt.make_command("rib", "register", None, name="/evil")
+    name[0] = Component.from_str("localhop")
+    remote.deliver(bytes(make_interest(name, InterestParam(nonce=3, lifetime=1000))))
+    resp = _reply(kernel, remote)
+    assert resp["status_code"] == 403 and "local faces" in resp["status_text"]
+    assert fw.fib.find_exact(name_from_str("/evil")) is None
+    assert fw.counters.drops["registration_not_local"] == 1
+
+
+def test_routes_per_face_cap_leaves_room_for_other_apps() -> None:
+    kernel = EventKernel()
+    fw = Forwarder(kernel, ForwarderConfig(routes_per_face=5))
+    NfdManagement(fw)
+    greedy, other = RecordingFace(scope=FaceScope.LOCAL), RecordingFace(scope=FaceScope.LOCAL)
+    fw.add_face(greedy)
+    fw.add_face(other)
+    codes = []
+    for k in range(8):
+        greedy.deliver(_command("register", False, name=f"/greedy/{k}"))
+        codes.append(_reply(kernel, greedy)["status_code"])
+    assert codes == [200] * 5 + [403] * 3
+    assert fw.counters.drops["routes_per_face"] == 3
+    greedy.deliver(_command("register", False, name="/greedy/0", cost=3))  # update: allowed
+    assert _reply(kernel, greedy)["status_code"] == 200
+    other.deliver(_command("register", False, name="/other"))
+    assert _reply(kernel, other)["status_code"] == 200
+    greedy.close()
+    assert fw.fib.route_count(greedy.face_id) == 0 and fw.fib.route_count(other.face_id) == 1

@@ -15,6 +15,15 @@ def forwarder(
     ),
     cs_capacity: int = typer.Option(10_000, help="Content Store entries (LRU)."),
     pit_capacity: int = typer.Option(65_536, help="Most pending Interests."),
+    pit_face_quota: int = typer.Option(
+        16_384, help="Most pending Interests one face may wait on (0: no quota)."
+    ),
+    max_lifetime_ms: int = typer.Option(
+        3_600_000, "--max-lifetime-ms", help="Longest InterestLifetime honoured (0: no cap)."
+    ),
+    routes_per_face: int = typer.Option(
+        1_000, help="Most routes one face may register."
+    ),
     strategy: str = typer.Option("best-route", help="Default strategy: best-route, multicast."),
     retx: str = typer.Option(
         "", help="CCN-lite per-entry policy LIFETIME_S/RETX_MS/COUNT, e.g. 4/1000/4 (INR)."
@@ -39,7 +48,9 @@ def forwarder(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     config = ForwarderConfig(
-        pit_capacity=pit_capacity, cs_capacity=cs_capacity, default_strategy=strategy
+        pit_capacity=pit_capacity, cs_capacity=cs_capacity, default_strategy=strategy,
+        pit_face_quota=pit_face_quota or None, max_interest_lifetime_ms=max_lifetime_ms or None,
+        routes_per_face=routes_per_face,
     )
     if retx:
         try:

@@ -22,6 +22,7 @@ class ForwarderCounters:
     cs_misses: int = 0
     retransmissions: int = 0
     aggregated: int = 0
+    lifetimes_capped: int = 0
     drops: Counter[str] = field(default_factory=Counter)
 
     def drop(self, reason: str) -> None:
@@ -29,9 +30,21 @@ class ForwarderCounters:
         self.drops[reason] += 1
 
     def as_dict(self) -> dict[str, object]:
-        """Plain dict for logs and JSON."""
+        """Plain dict for logs and JSON: the packet counters and drops (the shape the
+        pinned edge results store, so later counters such as ``lifetimes_capped`` are
+        only in :meth:`status`)."""
         out: dict[str, object] = {
-            k: getattr(self, k) for k in self.__dataclass_fields__ if k != "drops"
+            k: getattr(self, k) for k in self.__dataclass_fields__
+            if k not in ("drops", *_STATUS_ONLY)
         }
         out["drops"] = dict(self.drops)
         return out
+
+    def status(self) -> dict[str, object]:
+        """Every counter (what the running forwarder reports)."""
+        out = self.as_dict()
+        out.update({k: getattr(self, k) for k in _STATUS_ONLY})
+        return out
+
+
+_STATUS_ONLY = ("lifetimes_capped",)

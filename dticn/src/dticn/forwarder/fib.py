@@ -1,4 +1,8 @@
-"""FIB: name prefix -> next hops (face, cost), longest prefix match."""
+"""FIB: name prefix -> next hops (face, cost), longest prefix match.
+
+Prefixes are also indexed by next-hop face, so a face's route count (its registration
+quota) is one ``len`` and removing a face visits only its own routes.
+"""
 
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ class Fib:
     def __init__(self, max_entries: int = 100_000) -> None:
         self.max_entries = max_entries
         self._table: NameTable[FibEntry] = NameTable()
+        self._by_face: dict[int, dict[Name, None]] = {}
 
     def __len__(self) -> int:
         return len(self._table)
@@ -54,8 +59,13 @@ class Fib:
                 break
         else:
             entry.nexthops.append(NextHop(face_id, cost))
+            self._by_face.setdefault(face_id, {})[prefix] = None
         entry.nexthops.sort(key=lambda h: h.cost)
         return entry
+
+    def route_count(self, face_id: int) -> int:
+        """Prefixes with a next hop through ``face_id``."""
+        return len(self._by_face.get(face_id, ()))
 
     def find_exact(self, prefix: Name) -> FibEntry | None:
         """The entry of exactly ``prefix``."""
@@ -76,13 +86,24 @@ class Fib:
             entry.nexthops = [h for h in entry.nexthops if h.face_id != face_id]
             if len(entry.nexthops) == before:
                 return False
+            self._unindex(face_id, prefix)
             if entry.nexthops:
                 return True
+        else:
+            for hop in entry.nexthops:
+                self._unindex(hop.face_id, prefix)
         self._table.erase(prefix)
         return True
 
+    def _unindex(self, face_id: int, prefix: Name) -> None:
+        prefixes = self._by_face.get(face_id)
+        if prefixes is not None:
+            prefixes.pop(prefix, None)
+            if not prefixes:
+                del self._by_face[face_id]
+
     def remove_face(self, face_id: int) -> None:
-        """Drop every next hop through ``face_id`` (the face closed)."""
-        for prefix, entry in self._table:
-            if any(h.face_id == face_id for h in entry.nexthops):
-                self.erase(prefix, face_id)
+        """Drop every next hop through ``face_id`` (the face closed); costs time in
+        proportion to that face's own routes."""
+        for prefix in list(self._by_face.get(face_id, ())):
+            self.erase(prefix, face_id)

@@ -39,6 +39,7 @@ from dticn.packets import (
     Interest,
     LpPacket,
     NackReason,
+    NameTooLong,
     decode_packet,
     encode_nack,
     name_to_str,
@@ -80,6 +81,21 @@ class ForwarderConfig:
             it is only appended to the live entry, as CCN-lite does (only a new entry is
             propagated; ``ccnl_fwd_handleInterest``), so one request costs one upstream
             Interest plus the forwarder's own retransmissions.
+        max_interest_lifetime_ms: the longest InterestLifetime honoured; a longer one is
+            shortened to it (counted in ``lifetimes_capped``), so no client keeps PIT
+            state for longer than this. NFD applies whatever the Interest asks; ours is a
+            bound of our choosing, long enough for DT-ICN's delay-tolerant Interests
+            (RICE asks for its ETA plus 64 s). None: no cap.
+        pit_face_quota: most PIT entries one face may wait on (in-records); beyond it a
+            new Interest from that face is Nacked Congestion (drop ``pit_face_quota``),
+            so one face flooding Interests nobody answers cannot take the PIT from the
+            others. None: only ``pit_capacity`` bounds a face.
+        max_name_components / max_name_bytes: longest Name accepted (components and
+            TLV-VALUE bytes) in Interests, Data and Nacks (drop ``name_too_long``).
+            The packet format bounds a name only by the 8800-byte packet limit.
+        routes_per_face: most FIB next hops one face may hold through prefix
+            registration (:mod:`dticn.mgmt.nfd` refuses more with 403); the global
+            bound is ``fib_capacity``.
     """
 
     pit_capacity: int = 65_536
@@ -93,6 +109,11 @@ class ForwarderConfig:
     pit_covers_in_records: bool = False
     uncached_content_types: frozenset[int] = frozenset()
     forward_retransmissions: bool = True
+    max_interest_lifetime_ms: int | None = 3_600_000
+    pit_face_quota: int | None = 16_384
+    max_name_components: int = 64
+    max_name_bytes: int = 2048
+    routes_per_face: int = 1_000
 
 
 class Forwarder:
@@ -135,7 +156,7 @@ class Forwarder:
         self.faces[fid] = face
         face.set_receiver(self.receive)
         face.add_close_callback(self.remove_face)
-        log.info("face %d added %s (local=%s mtu=%s)", fid, face.uri, face.is_local, face.mtu)
+        log.debug("face %d added %s (local=%s mtu=%s)", fid, face.uri, face.is_local, face.mtu)
         return fid
 
     def remove_face(self, face: Face) -> None:
@@ -145,12 +166,13 @@ class Forwarder:
         del self.faces[face.face_id]
         face.set_receiver(None)
         self.fib.remove_face(face.face_id)
-        for entry in self.pit:
-            entry.in_records.pop(face.face_id, None)
-            entry.out_records.pop(face.face_id, None)
+        pit = self.pit
+        for entry in pit.entries_of_face(face.face_id):
+            pit.remove_in_record(entry, face.face_id)
+            pit.remove_out_record(entry, face.face_id)
             if not entry.in_records and not entry.satisfied:
-                self.pit.erase(entry)
-        log.info("face %d removed %s", face.face_id, face.uri)
+                pit.erase(entry)
+        log.debug("face %d removed %s", face.face_id, face.uri)
 
     def scope_allows(self, face: Face, name: Name) -> bool:
         """``/localhost`` names only cross local faces."""
@@ -188,7 +210,10 @@ class Forwarder:
     def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
         """Entry point for every frame a face received."""
         try:
-            packet = decode_packet(wire)
+            packet = decode_packet(wire, self.config.max_name_bytes)
+        except NameTooLong:
+            self.counters.drop("name_too_long")
+            return
         except DecodeError as exc:
             self.counters.drop("malformed")
             if log.isEnabledFor(logging.DEBUG):
@@ -220,7 +245,10 @@ class Forwarder:
             self.counters.drop("lp_idle")  # IDLE/ACK-only packets carry nothing for us
             return
         try:
-            inner = decode_packet(lp.fragment)
+            inner = decode_packet(lp.fragment, self.config.max_name_bytes)
+        except NameTooLong:
+            self.counters.drop("name_too_long")
+            return
         except DecodeError as exc:
             self.counters.drop("malformed")
             log.debug("face %d drop malformed LP fragment: %s", face.face_id, exc)
@@ -247,6 +275,8 @@ class Forwarder:
                 "face %d in Interest %s nonce=%s lifetime=%s", in_face.face_id,
                 name_to_str(interest.name), interest.nonce, interest.lifetime_ms,
             )
+        if not self.name_within_limits(interest.name):
+            return
         if not self.scope_allows(in_face, interest.name):
             self.counters.drop("localhost_violation")
             return
@@ -267,6 +297,10 @@ class Forwarder:
             and self.hooks.on_reflexive_interest(self, in_face, interest)
         ):
             return
+        if not self._within_face_quota(in_face, interest):
+            self.counters.drop("pit_face_quota")
+            self._send_nack_wire(in_face, interest.wire, NackReason.CONGESTION)
+            return
         entry, is_new = self.pit.insert(interest, now)
         if entry is None:
             self.counters.drop("pit_full")
@@ -283,6 +317,28 @@ class Forwarder:
                 return
             self.counters.cs_misses += 1
         self.on_content_store_miss(in_face, entry, interest)
+
+    def name_within_limits(self, name: Name) -> bool:
+        """``max_name_components`` / ``max_name_bytes``; a longer name is dropped and
+        counted (``name_too_long``) before any table sees it. (Received packets already
+        had their byte length checked while decoding; packets handed in by hooks and
+        in-process apps are checked here.)"""
+        cfg = self.config
+        if len(name) <= cfg.max_name_components and (
+            sum(map(len, name)) <= cfg.max_name_bytes
+        ):
+            return True
+        self.counters.drop("name_too_long")
+        return False
+
+    def _within_face_quota(self, in_face: Face, interest: Interest) -> bool:
+        """False when ``in_face`` already waits on ``pit_face_quota`` entries and this
+        Interest would add one more (a retransmission into its own entry is fine)."""
+        quota = self.config.pit_face_quota
+        if quota is None or self.pit.in_record_count(in_face.face_id) < quota:
+            return True
+        entry = self.pit.find(interest)
+        return entry is not None and in_face.face_id in entry.in_records
 
     def _is_loop(self, in_face: Face, interest: Interest, entry: PitEntry) -> bool:
         """Duplicate-nonce check of NFD's ``Forwarder::onIncomingInterest``.
@@ -330,8 +386,13 @@ class Forwarder:
         """Record the downstream, (re)arm expiry, let hooks or the strategy forward."""
         now = self.clock.now()
         entry.downstream_retx = in_face.face_id in entry.in_records
-        entry.in_records[in_face.face_id] = InRecord(
-            in_face.face_id, interest.nonce or 0, now + interest.lifetime, interest
+        lifetime = interest.lifetime
+        cap = self.config.max_interest_lifetime_ms
+        if cap is not None and lifetime * 1000.0 > cap:
+            lifetime = cap / 1000.0
+            self.counters.lifetimes_capped += 1
+        self.pit.add_in_record(
+            entry, InRecord(in_face.face_id, interest.nonce or 0, now + lifetime, interest)
         )
         entry.interest = interest
         if entry.retx_policy is None:
@@ -375,9 +436,7 @@ class Forwarder:
         """Write the out-record, send, and start the CCN-lite retransmission timer."""
         now = self.clock.now()
         if not retransmission or out_face.face_id not in entry.out_records:
-            entry.out_records[out_face.face_id] = OutRecord(
-                out_face.face_id, interest.nonce or 0, now
-            )
+            self.pit.add_out_record(entry, OutRecord(out_face.face_id, interest.nonce or 0, now))
         else:
             record = entry.out_records[out_face.face_id]
             record.last_sent = now
@@ -474,7 +533,7 @@ class Forwarder:
         drop its in-record; the entry stays pending for its other downstreams (a gateway's
         own request for the same name keeps waiting for the content). An entry left with no
         downstream is finished."""
-        rec = entry.in_records.pop(face_id, None)
+        rec = self.pit.remove_in_record(entry, face_id)
         face = self.faces.get(face_id)
         if not entry.in_records:
             self._finish(entry)
@@ -485,6 +544,8 @@ class Forwarder:
     def on_incoming_data(self, in_face: Face, data: Data) -> None:
         """Match the PIT, cache, and send to every waiting downstream."""
         self.counters.in_data += 1
+        if not self.name_within_limits(data.name):
+            return
         if log.isEnabledFor(logging.DEBUG):
             log.debug("face %d in Data %s", in_face.face_id, name_to_str(data.name))
         if not self.scope_allows(in_face, data.name):
@@ -540,6 +601,8 @@ class Forwarder:
     def on_incoming_nack(self, in_face: Face, interest: Interest, reason: int) -> None:
         """Mark the out-record Nacked and let the strategy decide."""
         self.counters.in_nacks += 1
+        if not self.name_within_limits(interest.name):
+            return
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "face %d in Nack %s reason=%d", in_face.face_id,
@@ -562,7 +625,7 @@ class Forwarder:
 
     def on_outgoing_nack(self, entry: PitEntry, face_id: int, reason: int) -> None:
         """Nack the in-record's own Interest (its nonce) and drop that in-record."""
-        rec = entry.in_records.pop(face_id, None)
+        rec = self.pit.remove_in_record(entry, face_id)
         face = self.faces.get(face_id)
         if rec is None or face is None:
             return

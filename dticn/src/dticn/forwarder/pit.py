@@ -5,10 +5,20 @@ An entry is keyed like NFD's: (name, CanBePrefix, MustBeFresh). It keeps in-reco
 faces the Interest went to), plus CCN-lite's per-entry retransmission state (timer,
 count, policy), which the forwarder drives. The table is bounded: ``insert`` returns
 ``None`` when full so the forwarder can drop and count instead of growing.
+
+In- and out-records are indexed by face (the forwarder adds and removes them through
+:meth:`Pit.add_in_record` and friends, never by writing ``entry.in_records`` itself), so
+a face's PIT quota is one ``len`` and removing a face visits only that face's entries,
+not the whole table.
+
+Data matching probes the Data name's exact length plus only the prefix lengths that
+CanBePrefix entries use: a long name (thousands of components) costs time linear in its
+length, not one slice and hash per prefix length (which is quadratic).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from dticn.clock import TimerHandle
@@ -84,6 +94,11 @@ class Pit:
         self._entries: dict[PitKey, PitEntry] = {}
         self._by_name: dict[Name, list[PitEntry]] = {}
         self._digest_entries = 0
+        self._prefix_lengths: Counter[int] = Counter()
+        """Name lengths of CanBePrefix entries (how many of each)."""
+        self._sorted_prefix_lengths: list[int] = []
+        self._in_by_face: dict[int, dict[PitEntry, None]] = {}
+        self._out_by_face: dict[int, dict[PitEntry, None]] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -108,7 +123,55 @@ class Pit:
         self._by_name.setdefault(interest.name, []).append(entry)
         if _ends_with_digest(interest.name):
             self._digest_entries += 1
+        if interest.can_be_prefix:
+            self._count_prefix_length(len(interest.name), +1)
         return entry, True
+
+    def _count_prefix_length(self, length: int, delta: int) -> None:
+        lengths = self._prefix_lengths
+        lengths[length] += delta
+        if lengths[length] <= 0:
+            del lengths[length]
+            self._sorted_prefix_lengths = sorted(lengths, reverse=True)
+        elif delta > 0 and lengths[length] == 1:
+            self._sorted_prefix_lengths = sorted(lengths, reverse=True)
+
+    # ------------------------------------------------------ records by face
+    def add_in_record(self, entry: PitEntry, record: InRecord) -> None:
+        """Set the downstream record of ``record.face_id`` (replacing its previous one)."""
+        entry.in_records[record.face_id] = record
+        if not entry.erased:
+            self._in_by_face.setdefault(record.face_id, {})[entry] = None
+
+    def remove_in_record(self, entry: PitEntry, face_id: int) -> InRecord | None:
+        """Drop the downstream record of ``face_id``; return it (None if absent)."""
+        record = entry.in_records.pop(face_id, None)
+        if record is not None:
+            _unindex(self._in_by_face, face_id, entry)
+        return record
+
+    def add_out_record(self, entry: PitEntry, record: OutRecord) -> None:
+        """Set the upstream record of ``record.face_id``."""
+        entry.out_records[record.face_id] = record
+        if not entry.erased:
+            self._out_by_face.setdefault(record.face_id, {})[entry] = None
+
+    def remove_out_record(self, entry: PitEntry, face_id: int) -> OutRecord | None:
+        """Drop the upstream record of ``face_id``; return it (None if absent)."""
+        record = entry.out_records.pop(face_id, None)
+        if record is not None:
+            _unindex(self._out_by_face, face_id, entry)
+        return record
+
+    def in_record_count(self, face_id: int) -> int:
+        """Entries ``face_id`` is waiting on (what its PIT quota counts)."""
+        return len(self._in_by_face.get(face_id, ()))
+
+    def entries_of_face(self, face_id: int) -> list[PitEntry]:
+        """Entries with an in- or out-record of ``face_id`` (each once, oldest first)."""
+        seen = dict(self._in_by_face.get(face_id, {}))
+        seen.update(self._out_by_face.get(face_id, {}))
+        return list(seen)
 
     def find_all_data_matches(self, data: Data) -> list[PitEntry]:
         """Entries a Data satisfies: exact name, a prefix with CanBePrefix, or the full
@@ -117,11 +180,16 @@ class Pit:
         name = data.name
         by_name = self._by_name
         n = len(name)
-        for length in range(n, 0, -1):
-            bucket = by_name.get(name if length == n else name[:length])
+        bucket = by_name.get(name)
+        if bucket:
+            out.extend(bucket)
+        for length in self._sorted_prefix_lengths:
+            if length >= n:
+                continue
+            bucket = by_name.get(name[:length])
             if bucket:
                 for entry in bucket:
-                    if length == n or entry.key[1]:
+                    if entry.key[1]:
                         out.append(entry)
         if self._digest_entries:
             bucket = by_name.get(full_name(data))
@@ -138,11 +206,25 @@ class Pit:
         self._entries.pop(entry.key, None)
         if _ends_with_digest(entry.key[0]):
             self._digest_entries -= 1
+        if entry.key[1]:
+            self._count_prefix_length(len(entry.key[0]), -1)
+        for face_id in entry.in_records:
+            _unindex(self._in_by_face, face_id, entry)
+        for face_id in entry.out_records:
+            _unindex(self._out_by_face, face_id, entry)
         bucket = self._by_name.get(entry.key[0])
         if bucket is not None:
             bucket.remove(entry)
             if not bucket:
                 del self._by_name[entry.key[0]]
+
+
+def _unindex(index: dict[int, dict[PitEntry, None]], face_id: int, entry: PitEntry) -> None:
+    entries = index.get(face_id)
+    if entries is not None:
+        entries.pop(entry, None)
+        if not entries:
+            del index[face_id]
 
 
 def _ends_with_digest(name: Name) -> bool:

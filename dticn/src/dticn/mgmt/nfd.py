@@ -5,7 +5,11 @@ Handled commands: ``/localhost/nfd/rib/register`` and ``/localhost/nfd/rib/unreg
 form), answered with a ControlResponse (status 200 and the effective
 ControlParameters). ``/localhop/nfd/...`` is accepted the same way. Anything else under
 ``/localhost/nfd`` gets status 501. Command signatures are not verified (known gap:
-DT-ICN runs on hosts where any local app may register).
+DT-ICN runs on hosts where any local app may register), so registration is accepted only
+from local faces (403 otherwise, ``/localhop`` included: without a verified signature a
+remote peer cannot be trusted with our FIB), and each face may hold at most
+``ForwarderConfig.routes_per_face`` routes (403 beyond), so one app registering
+thousands of prefixes cannot use up the FIB for every other app.
 
 The manager sits behind an internal face (id 1) with a FIB route for
 ``/localhost/nfd``, as NFD's does; the requesting face comes in the NDNLPv2
@@ -160,7 +164,7 @@ class NfdManagement:
         except DecodeError as exc:
             return self._reply(interest, control_response(400, f"Malformed parameters: {exc}"))
         code, text, body = handler(self, params, in_face_id)
-        log.info("management %s/%s %s -> %d", module.decode(errors="replace"),
+        log.debug("management %s/%s %s -> %d", module.decode(errors="replace"),
                  verb.decode(errors="replace"),
                  name_to_str(params.name) if params.name else "-", code)
         return self._reply(interest, control_response(code, text, body))
@@ -174,10 +178,20 @@ class NfdManagement:
         """Add a route for ``params.name`` via the requesting (or given) face."""
         if params.name is None:
             return 400, "Name is required", None
+        fw = self.forwarder
+        requester = fw.faces.get(in_face_id)
+        if requester is None or not requester.is_local:
+            fw.counters.drop("registration_not_local")
+            return 403, "Prefix registration is accepted only from local faces", None
         face_id = params.face_id or in_face_id
-        if face_id not in self.forwarder.faces:
+        if face_id not in fw.faces:
             return 410, f"Face {face_id} not found", None
         cost = params.cost or 0
+        cap = fw.config.routes_per_face
+        if fw.fib.route_count(face_id) >= cap and not _has_route(fw, params.name, face_id):
+            fw.counters.drop("routes_per_face")
+            return 403, (f"Face {face_id} already holds {cap} routes; unregister some or "
+                         "raise routes_per_face"), None
         try:
             self.forwarder.add_route(params.name, face_id, cost)
         except OverflowError as exc:
@@ -198,6 +212,11 @@ class NfdManagement:
         self.forwarder.fib.erase(params.name, face_id)
         body = ControlParameters(name=params.name, face_id=face_id, origin=params.origin or 0)
         return 200, "OK", body
+
+
+def _has_route(fw: Forwarder, prefix: Name, face_id: int) -> bool:
+    entry = fw.fib.find_exact(prefix)
+    return entry is not None and any(h.face_id == face_id for h in entry.nexthops)
 
 
 def _component_value(component: bytes) -> bytes:

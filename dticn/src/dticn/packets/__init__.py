@@ -15,7 +15,7 @@ from dticn.packets.lp import (
     encode_nack,
     fragment,
 )
-from dticn.packets.name import Name, encode_name, is_prefix, name_from_str, name_to_str
+from dticn.packets.name import Name, NameTooLong, encode_name, is_prefix, name_from_str, name_to_str
 from dticn.packets.ndn import (
     TYPE_DATA,
     TYPE_INTEREST,
@@ -32,15 +32,16 @@ from dticn.packets.tlv import MAX_NDN_PACKET_SIZE, DecodeError, read_var
 Packet = Interest | Data | LpPacket
 
 
-def decode_packet(wire: bytes) -> Packet:
-    """Decode any top-level packet by its outer TLV type."""
+def decode_packet(wire: bytes, max_name_bytes: int | None = None) -> Packet:
+    """Decode any top-level packet by its outer TLV type; names longer than
+    ``max_name_bytes`` raise :class:`~dticn.packets.name.NameTooLong`."""
     if not wire:
         raise DecodeError("empty packet")
     typ, _ = read_var(wire, 0)
     if typ == TYPE_INTEREST:
-        return decode_interest(wire)
+        return decode_interest(wire, max_name_bytes)
     if typ == TYPE_DATA:
-        return decode_data(wire)
+        return decode_data(wire, max_name_bytes)
     if typ == TYPE_LP_PACKET:
         return decode_lp_packet(wire)
     raise DecodeError(f"unknown top-level TLV type {typ} (expected Interest, Data or LpPacket)")
@@ -58,6 +59,7 @@ __all__ = [
     "LpPacket",
     "NackReason",
     "Name",
+    "NameTooLong",
     "Packet",
     "Reassembler",
     "SignatureType",

@@ -37,8 +37,21 @@ def encode_name(name: Name) -> bytes:
     return encode_var(TYPE_NAME) + encode_var(len(value)) + value
 
 
-def decode_name_value(buf: bytes | memoryview, start: int, end: int) -> Name:
-    """Split a Name's TLV-VALUE into components, checking each component's shape."""
+class NameTooLong(DecodeError):
+    """A Name longer than the reader's limit: refused before it is split, so a name of
+    thousands of components costs one comparison, not one allocation per component."""
+
+
+def decode_name_value(
+    buf: bytes | memoryview, start: int, end: int, max_bytes: int | None = None
+) -> Name:
+    """Split a Name's TLV-VALUE into components, checking each component's shape.
+
+    ``max_bytes`` bounds the TLV-VALUE (every component takes at least two bytes, so it
+    bounds the component count too); a longer name raises :class:`NameTooLong`.
+    """
+    if max_bytes is not None and end - start > max_bytes:
+        raise NameTooLong(f"name of {end - start} bytes exceeds the {max_bytes}-byte limit")
     comps: list[bytes] = []
     for typ, estart, vstart, vend in iter_elements(buf, start, end):
         if typ == 0 or typ > 0xFFFF:

@@ -250,8 +250,9 @@ def _check_size(wire: bytes | memoryview) -> None:
         )
 
 
-def decode_interest(wire: bytes) -> Interest:
-    """Decode an Interest TLV (outer type 5); raise :class:`DecodeError` if malformed."""
+def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
+    """Decode an Interest TLV (outer type 5); raise :class:`DecodeError` if malformed
+    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
     _check_size(wire)
     buf = wire if type(wire) is bytes else bytes(wire)
     _, vstart, vend = read_outer(buf, TYPE_INTEREST)
@@ -268,7 +269,7 @@ def decode_interest(wire: bytes) -> Interest:
             raise DecodeError(f"element type {typ} repeated or out of order in Interest")
         last = rank
         if typ == TYPE_NAME:
-            out.name = decode_name_value(buf, s, e)
+            out.name = decode_name_value(buf, s, e, max_name_bytes)
             seen_name = True
         elif typ == TYPE_CAN_BE_PREFIX:
             out.can_be_prefix = True
@@ -298,8 +299,9 @@ def decode_interest(wire: bytes) -> Interest:
     return out
 
 
-def decode_data(wire: bytes) -> Data:
-    """Decode a Data TLV (outer type 6); raise :class:`DecodeError` if malformed."""
+def decode_data(wire: bytes, max_name_bytes: int | None = None) -> Data:
+    """Decode a Data TLV (outer type 6); raise :class:`DecodeError` if malformed
+    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
     _check_size(wire)
     buf = wire if type(wire) is bytes else bytes(wire)
     _, vstart, vend = read_outer(buf, TYPE_DATA)
@@ -316,7 +318,7 @@ def decode_data(wire: bytes) -> Data:
             raise DecodeError(f"element type {typ} repeated or out of order in Data")
         last = rank
         if typ == TYPE_NAME:
-            out.name = decode_name_value(buf, s, e)
+            out.name = decode_name_value(buf, s, e, max_name_bytes)
             seen_name = True
         elif typ == TYPE_META_INFO:
             _decode_meta_info(buf, s, e, out)
