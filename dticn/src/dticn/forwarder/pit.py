@@ -99,6 +99,8 @@ class Pit:
         self._sorted_prefix_lengths: list[int] = []
         self._in_by_face: dict[int, dict[PitEntry, None]] = {}
         self._out_by_face: dict[int, dict[PitEntry, None]] = {}
+        self._peak = 0
+        """Most entries since the tables were last compacted."""
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -120,6 +122,8 @@ class Pit:
             return None, False
         entry = PitEntry(key, interest, now)
         self._entries[key] = entry
+        if len(self._entries) > self._peak:
+            self._peak = len(self._entries)
         self._by_name.setdefault(interest.name, []).append(entry)
         if _ends_with_digest(interest.name):
             self._digest_entries += 1
@@ -217,6 +221,20 @@ class Pit:
             bucket.remove(entry)
             if not bucket:
                 del self._by_name[entry.key[0]]
+        if self._peak > _COMPACT_MIN and len(self._entries) < self._peak // 4:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Rebuild the dicts after a flood left: a Python dict never shrinks on delete,
+        so the tables would keep the flood's size. Costs the entries left, which is at
+        most a third of those erased since the last compaction (amortised O(1))."""
+        self._entries = dict(self._entries)
+        self._by_name = dict(self._by_name)
+        self._peak = len(self._entries)
+
+
+_COMPACT_MIN = 4096
+"""Tables smaller than this are never compacted (not worth the copy)."""
 
 
 def _unindex(index: dict[int, dict[PitEntry, None]], face_id: int, entry: PitEntry) -> None:

@@ -36,8 +36,16 @@ class ScheduledEvent:
     cancelled: bool = False
 
     def cancel(self) -> None:
-        """Mark the event so the kernel skips it."""
+        """Mark the event so the kernel skips it, and let go of what the callback held
+        (a cancelled PIT expiry timer must not keep its entry alive until it is
+        popped, possibly an hour later)."""
         self.cancelled = True
+        self.callback = _cancelled
+        self.args = ()
+
+
+def _cancelled(*_args: Any) -> None:
+    """What a cancelled event holds instead of its callback (never run)."""
 
 
 class EventKernel:
