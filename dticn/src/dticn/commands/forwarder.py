@@ -29,6 +29,11 @@ def forwarder(
         "", help="CCN-lite per-entry policy LIFETIME_S/RETX_MS/COUNT, e.g. 4/1000/4 (INR)."
     ),
     time_scale: float = typer.Option(1.0, help="Clock speed-up factor (emulation)."),
+    unix_mode: str = typer.Option(
+        "0666", help="Permissions of unix socket files (octal): 0666 any local user (NFD's "
+        "choice), 0660 the owner's group only."
+    ),
+    backlog: int = typer.Option(4096, help="Listen backlog of tcp and unix listeners."),
     route: list[str] = typer.Option(
         [], "--route", "-r",
         help="Static route PREFIX=URI: dial another forwarder (tcp://, unix://) and route "
@@ -64,9 +69,18 @@ def forwarder(
         if not sep or not prefix.startswith("/"):
             raise typer.BadParameter(f"--route {r!r}: expected PREFIX=URI, e.g. /xid=tcp://h:6363")
         routes.append((prefix, target))
-    asyncio.run(
-        serve(listen, config, time_scale=time_scale, ready=print_ready, routes=routes)
-    )
+    try:
+        mode = int(unix_mode, 8)
+    except ValueError as exc:
+        raise typer.BadParameter(f"--unix-mode {unix_mode!r}: expected octal, e.g. 0660") from exc
+    from dticn.net.listen import ListenerError
+
+    try:
+        asyncio.run(serve(listen, config, time_scale=time_scale, ready=print_ready,
+                          routes=routes, backlog=backlog, unix_mode=mode))
+    except ListenerError as exc:
+        typer.echo(f"dticn forwarder: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def register(app: typer.Typer) -> None:

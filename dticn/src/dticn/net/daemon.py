@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.clock import AsyncioClock
-from dticn.net.listen import ListenUri, open_connection, open_listener
+from dticn.net.listen import (
+    DEFAULT_BACKLOG,
+    DEFAULT_UNIX_MODE,
+    ListenUri,
+    open_connection,
+    open_listener,
+)
 from dticn.packets import name_from_str
 
 log = logging.getLogger(__name__)
@@ -27,6 +33,8 @@ async def serve(
     ready: Callable[[list[str]], None] | None = None,
     stop: asyncio.Event | None = None,
     routes: Sequence[tuple[str, str]] = (),
+    backlog: int = DEFAULT_BACKLOG,
+    unix_mode: int = DEFAULT_UNIX_MODE,
 ) -> Forwarder:
     """Start a forwarder on ``listen`` URIs and run until ``stop`` is set (or SIGTERM).
 
@@ -34,6 +42,8 @@ async def serve(
     forwarder) and routes ``prefix`` there, which is how multi-hop topologies (consumer,
     forwarder, gateway) are built from processes. ``ready`` receives the bound URIs
     (real ports) once every listener is open and every route is connected.
+    ``backlog`` and ``unix_mode`` go to :func:`dticn.net.listen.open_listener`, which
+    raises :class:`dticn.net.listen.ListenerError` when a listener cannot be opened.
     """
     if not listen:
         raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
@@ -46,10 +56,15 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    closers = []
+    closers: list[Callable[[], None]] = []
     bound = []
     for uri in uris:
-        where, close = await open_listener(fw, uri)
+        try:
+            where, close = await open_listener(fw, uri, backlog=backlog, unix_mode=unix_mode)
+        except OSError:
+            for opened in closers:
+                opened()
+            raise
         bound.append(where)
         closers.append(close)
         log.info("listening on %s", where)
