@@ -108,3 +108,28 @@ def test_routes_per_face_cap_leaves_room_for_other_apps() -> None:
     assert _reply(kernel, other)["status_code"] == 200
     greedy.close()
     assert fw.fib.route_count(greedy.face_id) == 0 and fw.fib.route_count(other.face_id) == 1
+
+
+def test_status_datasets_nfd_general_and_dticn_json() -> None:
+    import json
+
+    from ndn.app_support.nfd_mgmt import GeneralStatus
+
+    kernel = EventKernel()
+    fw = Forwarder(kernel)
+    NfdManagement(fw, wall_clock=lambda: 1_700_000_000.0)
+    app = RecordingFace(scope=FaceScope.LOCAL)
+    fw.add_face(app)
+    fw.counters.drop("pit_face_quota")
+    for uri, nonce in (("/localhost/nfd/status/general", 1), ("/localhost/nfd/status/dticn", 2)):
+        app.deliver(bytes(make_interest(uri, InterestParam(
+            nonce=nonce, can_be_prefix=True, must_be_fresh=True))))
+    kernel.run(until=0.01)
+    general, dticn_status = (decode_packet(w) for w in app.take())
+    assert isinstance(general, Data) and isinstance(dticn_status, Data)
+    st = GeneralStatus.parse(general.content)
+    assert st.n_fib_entries == len(fw.fib) and st.start_timestamp == 1_700_000_000_000
+    assert st.nfd_version in ("dticn", b"dticn")
+    body = json.loads(dticn_status.content)
+    assert body["counters"]["drops"] == {"pit_face_quota": 1}
+    assert {f["face_id"] for f in body["faces"]} == {1, app.face_id}

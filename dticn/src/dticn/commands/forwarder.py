@@ -34,6 +34,12 @@ def forwarder(
         "choice), 0660 the owner's group only."
     ),
     backlog: int = typer.Option(4096, help="Listen backlog of tcp and unix listeners."),
+    warn_interval: float = typer.Option(
+        10.0, help="Seconds between drop reports (WARNING when a limit dropped packets)."
+    ),
+    status_interval: float = typer.Option(
+        60.0, help="Seconds between INFO status lines of counters (0: none)."
+    ),
     route: list[str] = typer.Option(
         [], "--route", "-r",
         help="Static route PREFIX=URI: dial another forwarder (tcp://, unix://) and route "
@@ -69,16 +75,17 @@ def forwarder(
         if not sep or not prefix.startswith("/"):
             raise typer.BadParameter(f"--route {r!r}: expected PREFIX=URI, e.g. /xid=tcp://h:6363")
         routes.append((prefix, target))
+    if warn_interval <= 0:
+        raise typer.BadParameter(f"--warn-interval {warn_interval}: must be > 0 seconds")
     try:
         mode = int(unix_mode, 8)
     except ValueError as exc:
         raise typer.BadParameter(f"--unix-mode {unix_mode!r}: expected octal, e.g. 0660") from exc
-    from dticn.net.listen import ListenerError
-
     try:
         asyncio.run(serve(listen, config, time_scale=time_scale, ready=print_ready,
-                          routes=routes, backlog=backlog, unix_mode=mode))
-    except ListenerError as exc:
+                          routes=routes, backlog=backlog, unix_mode=mode,
+                          warn_interval=warn_interval, status_interval=status_interval))
+    except OSError as exc:  # a listener in use, an address taken
         typer.echo(f"dticn forwarder: {exc}", err=True)
         raise typer.Exit(2) from None
 

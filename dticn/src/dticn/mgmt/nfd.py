@@ -20,11 +20,14 @@ on the next clock tick, never re-entrantly.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from dticn.forwarder.face import Face, FaceScope
 from dticn.forwarder.forwarder import Forwarder
+from dticn.mgmt.status import Dataset, dataset_reply, general_status, json_status
 from dticn.packets import Data, DecodeError, Interest, LpPacket, decode_packet, name_to_str
 from dticn.packets.name import (
     TYPE_NAME,
@@ -119,9 +122,16 @@ class ManagementFace(Face):
 
 
 class NfdManagement:
-    """RIB management (register/unregister) on top of a forwarder's FIB."""
+    """RIB management (register/unregister) on top of a forwarder's FIB, and the status
+    datasets of :mod:`dticn.mgmt.status`.
 
-    def __init__(self, forwarder: Forwarder) -> None:
+    ``wall_clock`` gives the datasets' timestamps (seconds since the epoch); injected so
+    the manager has no clock of its own.
+    """
+
+    def __init__(
+        self, forwarder: Forwarder, wall_clock: Callable[[], float] = time.time
+    ) -> None:
         self.forwarder = forwarder
         self.face = ManagementFace(self)
         forwarder.add_face(self.face, face_id=MGMT_FACE_ID)
@@ -129,6 +139,12 @@ class NfdManagement:
             forwarder.add_route(name_from_str(prefix), MGMT_FACE_ID)
         self._localhost_nfd = name_from_str("/localhost/nfd")
         self._localhop_nfd = name_from_str("/localhop/nfd")
+        self._wall_clock = wall_clock
+        self.started = wall_clock()
+        self._datasets: dict[tuple[bytes, ...], Dataset] = {
+            name_from_str("/localhost/nfd/status/general"): general_status,
+            name_from_str("/localhost/nfd/status/dticn"): json_status,
+        }
 
     def on_frame(self, frame: bytes) -> None:
         """An Interest forwarded to management (wrapped in an LpPacket)."""
@@ -150,6 +166,10 @@ class NfdManagement:
     def handle(self, interest: Interest, in_face_id: int) -> Data | None:
         """Dispatch a command Interest; return the reply Data."""
         name = interest.name
+        dataset = self._datasets.get(name)
+        if dataset is not None:
+            now = self._wall_clock()
+            return dataset_reply(interest, dataset(self.forwarder, self.started, now), now)
         if name[:2] not in (self._localhost_nfd, self._localhop_nfd) or len(name) < 4:
             return self._reply(interest, control_response(501, "Unsupported command"))
         module = _component_value(name[2])

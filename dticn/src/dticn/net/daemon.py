@@ -20,6 +20,7 @@ from dticn.net.listen import (
     open_connection,
     open_listener,
 )
+from dticn.net.report import start_reporting
 from dticn.packets import name_from_str
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,8 @@ async def serve(
     routes: Sequence[tuple[str, str]] = (),
     backlog: int = DEFAULT_BACKLOG,
     unix_mode: int = DEFAULT_UNIX_MODE,
+    warn_interval: float = 10.0,
+    status_interval: float = 60.0,
 ) -> Forwarder:
     """Start a forwarder on ``listen`` URIs and run until ``stop`` is set (or SIGTERM).
 
@@ -44,6 +47,8 @@ async def serve(
     (real ports) once every listener is open and every route is connected.
     ``backlog`` and ``unix_mode`` go to :func:`dticn.net.listen.open_listener`, which
     raises :class:`dticn.net.listen.ListenerError` when a listener cannot be opened.
+    Drops are logged at most once per ``warn_interval`` and counters every
+    ``status_interval`` (:mod:`dticn.net.report`); ``dticn status`` asks at any time.
     """
     if not listen:
         raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
@@ -74,14 +79,16 @@ async def serve(
         log.info("route %s -> face %d %s", prefix, face.face_id, target)
     if ready is not None:
         ready(bound)
+    reporting = start_reporting(fw, warn_interval, status_interval)
     try:
         await stop.wait()
     finally:
+        reporting.cancel()
         for close in closers:
             close()
         for face in list(fw.faces.values()):
             face.close()
-        log.info("counters %s", json.dumps(fw.counters.as_dict()))
+        log.info("counters %s", json.dumps(fw.counters.status()))
     return fw
 
 
