@@ -162,3 +162,37 @@ def test_wall_wire_time_scales_the_gateways_hints() -> None:
         return hint
 
     assert asyncio.run(run()) == round(30.72 / SCALE, 3)
+
+
+def test_gateway_pcap_traces_the_socket_and_lora_faces(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from dticn.net.pcap import FORWARDER_IP, read_pcap
+
+    trace = tmp_path / "gw.pcap"
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        where: list[str] = []
+        ready = asyncio.Event()
+
+        def on_ready(bound: list[str], _gw: EmulatedGateway) -> None:
+            where.extend(bound)
+            ready.set()
+
+        task = asyncio.create_task(serve_gateway(
+            EdgeScenario(scheme="rice", nodes=1, seed=1), ["tcp://127.0.0.1:0"],
+            time_scale=SCALE, ready=on_ready, stop=stop, pcap=str(trace)))
+        await asyncio.wait_for(ready.wait(), 20)
+        host, port = where[0].removeprefix("tcp://").rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        await _ask(reader, writer, "/node1/1")
+        writer.close()
+        stop.set()
+        await task
+
+    asyncio.run(run())
+    records = read_pcap(str(trace))
+    names = {decode_packet(frame).name[:1] for _t, _s, _d, frame in records  # type: ignore[union-attr]
+             if frame[:1] in (b"\x05", b"\x06")}
+    assert name_from_str("/node1") in names
+    # frames of more than one face besides the forwarder: the TCP client and the LoRa side
+    assert len({s for _t, s, _d, _f in records if s != FORWARDER_IP}) >= 2

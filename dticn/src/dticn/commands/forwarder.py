@@ -40,6 +40,10 @@ def forwarder(
     status_interval: float = typer.Option(
         60.0, help="Seconds between INFO status lines of counters (0: none)."
     ),
+    pcap: str = typer.Option(
+        "", "--pcap", help="Write every face's frames to this pcap file (NDN over UDP 6363 "
+        "in Ethernet/IPv4 framing; Wireshark and tshark dissect it)."
+    ),
     route: list[str] = typer.Option(
         [], "--route", "-r",
         help="Static route PREFIX=URI: dial another forwarder (tcp://, unix://) and route "
@@ -84,8 +88,9 @@ def forwarder(
     try:
         asyncio.run(serve(listen, config, time_scale=time_scale, ready=print_ready,
                           routes=routes, backlog=backlog, unix_mode=mode,
-                          warn_interval=warn_interval, status_interval=status_interval))
-    except OSError as exc:  # a listener in use, an address taken
+                          warn_interval=warn_interval, status_interval=status_interval,
+                          pcap=pcap or None))
+    except OSError as exc:  # a listener in use, an address taken, a pcap path unwritable
         typer.echo(f"dticn forwarder: {exc}", err=True)
         raise typer.Exit(2) from None
 

@@ -43,6 +43,10 @@ def gateway(
         "--scenario's (default: the scenario's, else model)."),
     log_level: str = typer.Option("info", "--log-level", help="debug logs every packet."),
     status_every: float = typer.Option(10.0, help="Wall seconds between lag log lines."),
+    pcap: str = typer.Option(
+        "", "--pcap", help="Write every face's NDN frames (LoRa faces included) to this pcap "
+        "file, NDN over UDP 6363 (wall-clock timestamps)."
+    ),
 ) -> None:
     """Run a gateway whose Internet side is real sockets and whose LoRa side is emulated.
 
@@ -94,7 +98,8 @@ def gateway(
     try:
         asyncio.run(serve_gateway(sc, listen, time_scale=time_scale, wire_time=wire_time,
                                   routes=routes,
-                                  ready=print_ready, status_every_s=status_every))
+                                  ready=print_ready, status_every_s=status_every,
+                                  pcap=pcap or None))
     except ConnectionError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

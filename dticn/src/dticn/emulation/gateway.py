@@ -40,6 +40,7 @@ from dticn.emulation.scenario import EdgeScenario
 from dticn.links.endpoint import Endpoint
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.listen import ListenUri, open_connection, open_listener
+from dticn.net.pcap import trace_forwarder
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name, name_from_str
 
@@ -94,13 +95,20 @@ async def serve_gateway(
     stop: asyncio.Event | None = None,
     ready_timeout_s: float = 120.0,
     status_every_s: float = 10.0,
+    pcap: str | None = None,
 ) -> EmulatedGateway:
-    """Run an emulated gateway until ``stop`` is set or SIGTERM (see module docstring)."""
+    """Run an emulated gateway until ``stop`` is set or SIGTERM (see module docstring).
+
+    ``pcap`` traces every face of the gateway's forwarder, the simulated LoRa faces
+    included, as NDN over UDP (:mod:`dticn.net.pcap`; wall-clock timestamps, not the
+    simulated ones).
+    """
     if not listen:
         raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
     uris = [ListenUri.parse(u) for u in listen]
     gw = EmulatedGateway(scenario, time_scale=time_scale, wire_time=wire_time)
     fw = gw.edge.gateway_fw
+    writer = trace_forwarder(fw, pcap) if pcap else None
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -154,6 +162,9 @@ async def serve_gateway(
         for face in list(fw.faces.values()):
             face.close()
         log.info("status %s", json.dumps(gw.status(), sort_keys=True))
+        if writer is not None:
+            writer.close()
+            log.info("pcap %s: %d frames", pcap, writer.frames)
     return gw
 
 

@@ -45,6 +45,9 @@ INVALID_FACE_ID = 0
 
 Receiver = Callable[["Face", bytes], None]
 """What a face hands received frames to: ``receiver(face, frame)``."""
+Tap = Callable[["Face", bytes, bool], None]
+"""Sees every frame a face receives (``inbound`` True) or transmits: ``tap(face, frame,
+inbound)``; a pcap writer (:mod:`dticn.net.pcap`) is one."""
 
 
 class FaceScope(enum.Enum):
@@ -112,6 +115,7 @@ class Face:
         self.retx_policy: RetxPolicy | None = None
         self.wants_incoming_face_id = False
         self._receiver: Receiver | None = None
+        self.taps: list[Tap] = []
         self._close_callbacks: list[Callable[[Face], None]] = []
         self._next_sequence = 0
         self.closed = False
@@ -134,6 +138,8 @@ class Face:
             return
         self.counters.in_frames += 1
         self.counters.in_bytes += len(frame)
+        for tap in self.taps:
+            tap(self, frame, True)
         if self._receiver is not None:
             self._receiver(self, frame)
 
@@ -155,6 +161,8 @@ class Face:
         for frame in frames:
             self.counters.out_frames += 1
             self.counters.out_bytes += len(frame)
+            for tap in self.taps:
+                tap(self, frame, False)
             self.transmit(frame)
 
     def transmit(self, frame: bytes) -> None:

@@ -26,7 +26,7 @@ from dticn.clock import Clock
 from dticn.forwarder.counters import ForwarderCounters
 from dticn.forwarder.cs import ContentStore
 from dticn.forwarder.dead_nonce import DeadNonceList
-from dticn.forwarder.face import Face, LinkType
+from dticn.forwarder.face import Face, LinkType, Tap
 from dticn.forwarder.fib import Fib
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.name_table import NameTable
@@ -145,6 +145,8 @@ class Forwarder:
         self._strategy_choice.insert((), self._root_strategy)
         self._reflexive: NameTable[bool] = NameTable()
         self._face_ids = itertools.count(FIRST_FACE_ID)
+        self.face_taps: list[Tap] = []
+        """Installed on every face added from now on (a pcap writer's ``tap``)."""
 
     # ------------------------------------------------------------------ faces
     def add_face(self, face: Face, face_id: int | None = None) -> int:
@@ -153,6 +155,7 @@ class Forwarder:
         if fid in self.faces:
             raise ValueError(f"face id {fid} already in use; let the forwarder assign one")
         face.face_id = fid
+        face.taps.extend(self.face_taps)
         self.faces[fid] = face
         face.set_receiver(self.receive)
         face.add_close_callback(self.remove_face)

@@ -20,6 +20,7 @@ from dticn.net.listen import (
     open_connection,
     open_listener,
 )
+from dticn.net.pcap import trace_forwarder
 from dticn.net.report import start_reporting
 from dticn.packets import name_from_str
 
@@ -38,6 +39,7 @@ async def serve(
     unix_mode: int = DEFAULT_UNIX_MODE,
     warn_interval: float = 10.0,
     status_interval: float = 60.0,
+    pcap: str | None = None,
 ) -> Forwarder:
     """Start a forwarder on ``listen`` URIs and run until ``stop`` is set (or SIGTERM).
 
@@ -49,12 +51,15 @@ async def serve(
     raises :class:`dticn.net.listen.ListenerError` when a listener cannot be opened.
     Drops are logged at most once per ``warn_interval`` and counters every
     ``status_interval`` (:mod:`dticn.net.report`); ``dticn status`` asks at any time.
+    ``pcap`` names a file that receives every frame of every face
+    (:class:`dticn.net.pcap.PcapWriter`; flushed with each status report).
     """
     if not listen:
         raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
     uris = [ListenUri.parse(u) for u in listen]
     clock = AsyncioClock(time_scale=time_scale)
     fw = Forwarder(clock, config)
+    writer = trace_forwarder(fw, pcap) if pcap else None
     NfdManagement(fw)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -79,7 +84,8 @@ async def serve(
         log.info("route %s -> face %d %s", prefix, face.face_id, target)
     if ready is not None:
         ready(bound)
-    reporting = start_reporting(fw, warn_interval, status_interval)
+    reporting = start_reporting(fw, warn_interval, status_interval,
+                                on_report=writer.flush if writer else None)
     try:
         await stop.wait()
     finally:
@@ -89,6 +95,9 @@ async def serve(
         for face in list(fw.faces.values()):
             face.close()
         log.info("counters %s", json.dumps(fw.counters.status()))
+        if writer is not None:
+            writer.close()
+            log.info("pcap %s: %d frames", pcap, writer.frames)
     return fw
 
 

@@ -1,0 +1,106 @@
+"""pcap traces of a forwarder's faces, in a framing Wireshark and tshark dissect as NDN.
+
+Every frame a face receives or sends is written as Ethernet / IPv4 / UDP with both ports
+6363 (the NDN port; Wireshark's NDN dissector is registered on it) and the frame as the
+UDP payload, whatever the face's real link is (unix socket, TCP, UDP). Addresses name
+the faces, not the real endpoints: the forwarder is 127.0.0.1, face ``N`` is
+``10.<N>>16>.<N>>8 & 255>.<N & 255>`` (face 256 is 10.0.1.0), so ``ip.addr == 10.0.1.0``
+filters one face. Timestamps are wall-clock (what the injected ``wall_clock`` returns).
+
+File format: classic pcap (magic a1b2c3d4, version 2.4, microsecond timestamps,
+LINKTYPE_ETHERNET = 1), which every pcap reader accepts.
+"""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Callable
+from typing import BinaryIO
+
+from dticn.forwarder.face import Face
+from dticn.forwarder.forwarder import Forwarder
+
+NDN_UDP_PORT = 6363
+LINKTYPE_ETHERNET = 1
+FORWARDER_IP = bytes((127, 0, 0, 1))
+_ETH_HEADER = b"\x02\x00\x00\x00\x00\x02" + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00"
+_SNAPLEN = 65535
+
+
+def face_ip(face_id: int) -> bytes:
+    """The IPv4 address standing for ``face_id`` in traces."""
+    return bytes((10, (face_id >> 16) & 0xFF, (face_id >> 8) & 0xFF, face_id & 0xFF))
+
+
+def _ipv4_udp(src: bytes, dst: bytes, payload: bytes) -> bytes:
+    udp = struct.pack("!HHHH", NDN_UDP_PORT, NDN_UDP_PORT, 8 + len(payload), 0) + payload
+    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                         src, dst)
+    total = sum(struct.unpack("!10H", header))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    header = header[:10] + struct.pack("!H", ~total & 0xFFFF) + header[12:]
+    return header + udp
+
+
+class PcapWriter:
+    """Writes face traffic to ``path``; :meth:`tap` is what faces call per frame."""
+
+    def __init__(self, path: str, wall_clock: Callable[[], float] = time.time) -> None:
+        self._file: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed in close()
+        self._clock = wall_clock
+        self._file.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, _SNAPLEN,
+                                     LINKTYPE_ETHERNET))
+        self.frames = 0
+
+    def tap(self, face: Face, frame: bytes, inbound: bool) -> None:
+        """Record one frame of ``face`` (``inbound``: received by the forwarder)."""
+        if self._file.closed:
+            return
+        peer = face_ip(face.face_id)
+        src, dst = (peer, FORWARDER_IP) if inbound else (FORWARDER_IP, peer)
+        packet = _ETH_HEADER + _ipv4_udp(src, dst, frame)
+        now = self._clock()
+        seconds = int(now)
+        self._file.write(struct.pack("<IIII", seconds, int((now - seconds) * 1e6),
+                                     len(packet), len(packet)))
+        self._file.write(packet)
+        self.frames += 1
+
+    def flush(self) -> None:
+        """Push buffered records to the file (a reader may open it while we run)."""
+        if not self._file.closed:
+            self._file.flush()
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self._file.close()
+
+
+def trace_forwarder(fw: Forwarder, path: str) -> PcapWriter:
+    """Open ``path`` and tap every face of ``fw``, those it has and those added later."""
+    writer = PcapWriter(path)
+    for face in fw.faces.values():
+        face.taps.append(writer.tap)
+    fw.face_taps.append(writer.tap)
+    return writer
+
+
+def read_pcap(path: str) -> list[tuple[float, bytes, bytes, bytes]]:
+    """``(timestamp, src_ip, dst_ip, ndn_frame)`` per record of a trace written by
+    :class:`PcapWriter` (what the tests check; Wireshark reads the same file)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    magic, _maj, _min, _tz, _sig, _snap, linktype = struct.unpack_from("<IHHiIII", data)
+    if magic != 0xA1B2C3D4 or linktype != LINKTYPE_ETHERNET:
+        raise ValueError(f"{path}: not a microsecond Ethernet pcap written by PcapWriter")
+    out = []
+    pos = 24
+    while pos + 16 <= len(data):
+        sec, usec, incl, _orig = struct.unpack_from("<IIII", data, pos)
+        packet = data[pos + 16:pos + 16 + incl]
+        pos += 16 + incl
+        ip = packet[14:34]
+        out.append((sec + usec / 1e6, ip[12:16], ip[16:20], packet[42:]))
+    return out
