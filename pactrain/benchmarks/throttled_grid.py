@@ -30,6 +30,7 @@ inside one run mean something.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -191,13 +192,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", choices=["target", "grid", "quick"], default="target")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--out", default="pactrain-bench")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rebuild the table, targets and plots from --out.json")
     args = parser.parse_args(argv)
     console = Console(width=150)
     rows: list[dict[str, Any]] = []
     curves: list[dict[str, Any]] = []
     environment: dict[str, Any] = {}
     out = Path(args.out)
-    for config in presets(args.repeats)[args.preset]:
+    if args.report_only:
+        saved = json.loads(out.with_suffix(".json").read_text())
+        rows, curves, environment = saved["rows"], saved.get("curves", []), saved["environment"]
+    for config in [] if args.report_only else presets(args.repeats)[args.preset]:
         done = list(rows)
 
         def save_partial(new: list[dict[str, Any]], done: list = done) -> None:
@@ -208,13 +214,9 @@ def main(argv: list[str] | None = None) -> int:
         curves += document["curves"]
         environment = document["environment"]
         write_json(out.with_suffix(".json"), rows, {"partial": True}, curves)
-    environment["preset"] = args.preset
+    environment.setdefault("preset", args.preset)
     console.print(rich_table(rows, title=f"pactrain bench ({args.preset})"))
-    report = target_report(rows, curves)
-    for bandwidth in ("10mbit", "1gbit"):
-        if any(r["bandwidth"] == bandwidth for r in rows):
-            report += target_report(rows, curves, bandwidth)
-    report += wins_report(rows, curves)
+    report = target_report(rows, curves) + wins_report(rows, curves)
     for line in report:
         console.print(line)
     document = write_json(out.with_suffix(".json"), rows, environment, curves)

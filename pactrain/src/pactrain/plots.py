@@ -109,20 +109,11 @@ def _race_panel(ax: Any, curves: list[dict[str, Any]], target: float | None) -> 
     ax.set_title(f"{curves[0]['model']} at {curves[0]['bandwidth']}: accuracy vs wall time")
 
 
-def _run_points_panel(ax: Any, rows: list[dict[str, Any]]) -> None:
-    """Without a race: each run's final accuracy against its training wall time."""
-    for row in rows:
-        if row.get("accuracy") is not None and row.get("elapsed_s"):
-            ax.scatter(row["elapsed_s"], 100 * row["accuracy"],
-                       label=f"{row['model']} {row['method']} {row['bandwidth']}")
-    ax.set_title("accuracy vs training wall time (one point per run)")
-
-
 def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
     """Per model: throughput against bandwidth per method, bytes per step against the
-    ideal, exposed communication per method; then accuracy against training wall time: one
-    panel per (model, bandwidth) of the time-to-accuracy race if it ran, else one panel
-    with a point per run."""
+    ideal, exposed communication per method; then, if the time-to-accuracy race ran,
+    accuracy against training wall time, one panel per (model, bandwidth). Without a race
+    there is no accuracy panel: a throughput run's few steps say nothing about accuracy."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -134,7 +125,7 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
     for curve in document.get("curves") or []:
         races.setdefault((curve["model"], curve["bandwidth"]), []).append(curve)
     per_model = 3  # throughput, bytes per step, exposed communication
-    panels = per_model * len(models) + max(1, len(races))
+    panels = max(1, per_model * len(models) + len(races))
     cols = min(panels, 3)
     rows_n = -(-panels // cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 4 * rows_n), squeeze=False)
@@ -147,12 +138,9 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
     target = target or next((c.get("target") for c in document.get("curves") or []
                              if c.get("target")), None)
     first = per_model * len(models)
-    accuracy_axes = flat[first:first + max(1, len(races))]
-    if races:
-        for ax, group in zip(accuracy_axes, races.values(), strict=True):
-            _race_panel(ax, group, target)
-    else:
-        _run_points_panel(accuracy_axes[0], document["rows"])
+    accuracy_axes = flat[first:first + len(races)]
+    for ax, group in zip(accuracy_axes, races.values(), strict=True):
+        _race_panel(ax, group, target)
     for ax in accuracy_axes:
         ax.set_xlabel("training wall time (s)")
         ax.set_ylabel("test accuracy (%)")
