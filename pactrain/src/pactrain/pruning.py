@@ -109,14 +109,30 @@ class GradualPruner:
     def __init__(self, model: nn.Module, config: PruningConfig) -> None:
         self.config = config
         self.params: dict[str, nn.Parameter] = {}
-        for module_name, module in model.named_modules():
-            if isinstance(module, PRUNABLE_TYPES) and getattr(module, "weight", None) is not None:
-                name = f"{module_name}.weight" if module_name else "weight"
-                self.params[name] = module.weight
+        #: names under which an already listed (tied) weight appears again
+        self.aliases: dict[str, str] = {}
+        self.frozen: list[str] = []
+        seen: dict[int, str] = {}
+        for module_name, module in model.named_modules(remove_duplicate=False):
+            weight = getattr(module, "weight", None)
+            if not isinstance(module, PRUNABLE_TYPES) or weight is None:
+                continue
+            name = f"{module_name}.weight" if module_name else "weight"
+            if not weight.requires_grad:
+                # a frozen layer does not train: pruning it would only destroy it, and
+                # ranking it would take sparsity away from the layers that do train
+                self.frozen.append(name)
+            elif id(weight) in seen:
+                # a tied weight is one tensor: one mask, ranked once
+                self.aliases.setdefault(name, seen[id(weight)])
+            else:
+                seen[id(weight)] = name
+                self.params[name] = weight
         if not self.params:
             raise NothingToPruneError(
-                f"{type(model).__name__} has no Linear or Conv weight to prune; use a method "
-                "without pruning (e.g. a baseline) or add prunable layers"
+                f"{type(model).__name__} has no trainable Linear or Conv weight to prune"
+                + (f" ({len(self.frozen)} frozen ones are left alone)" if self.frozen else "")
+                + "; use a method without pruning (e.g. a baseline) or add prunable layers"
             )
         self.masks: dict[str, torch.Tensor] = {
             name: torch.ones_like(p, dtype=torch.bool) for name, p in self.params.items()

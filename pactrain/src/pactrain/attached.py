@@ -1,0 +1,266 @@
+"""`pactrain.attach`: PacTrain in your own training loop, in one call.
+
+Why: the lower-level objects (:class:`~pactrain.pruning.GradualPruner`,
+:class:`~pactrain.masks.MaskTracker`, a method from :mod:`pactrain.methods`) need three
+per-step calls in a fixed order (masks before the forward pass, gradients masked before
+the optimizer step, the method's upkeep after it). Forgetting one still exits 0 while the
+hook sends the dense payload and "pruned" weights stay non-zero. :func:`attach` wires them
+to hooks PyTorch already runs, so no order can be forgotten:
+
+- a forward pre-hook on the DDP module: the first training forward of each step updates
+  the masks when the schedule says so, verifies them across ranks and zeroes pruned
+  weights and their optimizer state (``MaskTracker.step``); micro-batches under
+  ``no_sync()`` and evaluation forwards (``eval()`` or ``torch.no_grad()``) do nothing;
+- an optimizer step pre-hook: zero gradients at pruned positions (so weight decay and
+  momentum cannot revive them);
+- an optimizer step post-hook: the method's upkeep (the adaptive policy's link refresh and
+  overlap plan), then the step counter advances.
+
+Example (a complete script: ``pactrain/examples/torchrun_minimal.py``)::
+
+    ddp = DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    pt = pactrain.attach(ddp, optimizer, sparsity=0.8, total_steps=1000)
+    for inputs, targets in loader:
+        optimizer.zero_grad()
+        loss_fn(ddp(inputs), targets).backward()
+        optimizer.step()
+    torch.save({"model": model.state_dict(), "pactrain": pt.state_dict()}, path)
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE
+from pactrain.masks import MaskTracker
+from pactrain.methods import CommMethod, MethodConfig, get_method
+from pactrain.methods import attach as register_hook
+from pactrain.pruning import GradualPruner, PruningConfig
+
+LOG = logging.getLogger(__name__)
+
+
+class AttachError(RuntimeError):
+    """PacTrain cannot be attached to this model/optimizer (the message names the fix)."""
+
+
+@dataclass(frozen=True)
+class AttachSettings:
+    """What a checkpoint must share with the run that loads it (and what was asked for).
+
+    Attributes:
+        method: registry name (``pactrain``, ``pactrain-fp32``, ``powersgd``, ...).
+        sparsity: final sparsity of the prunable weights.
+        total_steps: length of the run; the pruning schedule is laid over it.
+        prune_start, prune_end: fractions of ``total_steps`` where pruning runs.
+        prune_frequency: steps between mask updates (``None``: about 10 updates).
+        scope: ``"global"`` or ``"layer"`` ranking.
+        world_size: the process group's size (derived, never typed by hand).
+        options: method-specific options.
+    """
+
+    method: str
+    sparsity: float
+    total_steps: int
+    prune_start: float
+    prune_end: float
+    prune_frequency: int | None
+    scope: str
+    world_size: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def pruning(self) -> PruningConfig:
+        start = int(self.prune_start * self.total_steps)
+        end = max(start, int(self.prune_end * self.total_steps))
+        frequency = self.prune_frequency or max(1, (end - start) // 10)
+        return PruningConfig(final_sparsity=self.sparsity, start_step=start, end_step=end,
+                             frequency=frequency, scope=self.scope)
+
+
+#: Settings a checkpoint must match to be loaded (the others may change on resume).
+MUST_MATCH: tuple[str, ...] = ("method", "sparsity", "world_size", "scope")
+
+
+class PacTrain:
+    """The handle :func:`attach` returns: state, facts and the hooks it installed.
+
+    Attributes:
+        settings: what was attached (:class:`AttachSettings`).
+        method: the communication method (its hook is registered on the DDP model).
+        tracker: masks and schedule (``None`` for methods that do not prune).
+        step: optimizer steps taken since attaching (or restored by
+            :meth:`load_state_dict`).
+    """
+
+    def __init__(self, ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer,
+                 settings: AttachSettings, method: CommMethod,
+                 tracker: MaskTracker | None) -> None:
+        self.settings = settings
+        self.method = method
+        self.tracker = tracker
+        self.step = 0
+        self._optimizer = optimizer
+        self._prepared_step = -1
+        self._handles = [
+            ddp_model.register_forward_pre_hook(self._before_forward),
+            optimizer.register_step_pre_hook(self._before_optimizer_step),
+            optimizer.register_step_post_hook(self._after_optimizer_step),
+        ]
+
+    # -- hooks ---------------------------------------------------------------------------
+    def _before_forward(self, module: nn.Module, args: Any) -> None:
+        if not (module.training and torch.is_grad_enabled()):
+            return
+        if self.tracker is not None and self._prepared_step != self.step:
+            self.tracker.step(self.step, self._optimizer)
+        self._prepared_step = self.step
+
+    def _before_optimizer_step(self, optimizer: torch.optim.Optimizer, args: Any,
+                               kwargs: Any) -> None:
+        if self.tracker is not None:
+            self.tracker.pruner.mask_gradients()
+
+    def _after_optimizer_step(self, optimizer: torch.optim.Optimizer, args: Any,
+                              kwargs: Any) -> None:
+        on_step_end = getattr(self.method, "on_step_end", None)
+        if on_step_end is not None:
+            on_step_end(self.step)
+        self.step += 1
+
+    def remove(self) -> None:
+        """Remove the forward and optimizer hooks (DDP's comm hook cannot be removed)."""
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+
+    # -- facts ---------------------------------------------------------------------------
+    def density(self) -> float:
+        """Fraction of prunable weights kept (1.0 for methods that do not prune)."""
+        return self.tracker.pruner.density() if self.tracker is not None else 1.0
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready facts: step, density, payload bytes per step, the method's own."""
+        return {"method": self.settings.method, "step": self.step,
+                "density": self.density(),
+                "payload_bytes_per_step": self.method.payload.bytes_per_step(),
+                **self.method.summary()}
+
+    # -- checkpoint ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """This rank's masks, schedule position, hook state and step (save it per rank,
+        or from rank 0 when the method keeps no per-rank state)."""
+        method_state = (self.method.state_dict() if hasattr(self.method, "state_dict")
+                        else None)
+        return {"settings": asdict(self.settings), "step": self.step,
+                "tracker": self.tracker.state_dict() if self.tracker is not None else None,
+                "method": method_state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`; refuses one written under other settings.
+
+        Raises:
+            AttachError: naming each setting that differs and its saved value.
+        """
+        saved = state.get("settings", {})
+        this = asdict(self.settings)
+        wrong = [key for key in MUST_MATCH if saved.get(key) != this[key]]
+        if wrong:
+            found = ", ".join(f"{key} {saved.get(key)!r} (attached: {this[key]!r})"
+                              for key in wrong)
+            raise AttachError(f"this PacTrain state was saved with {found}; attach with the "
+                              "saved settings to continue it, or start without loading it")
+        if self.tracker is not None and state.get("tracker") is not None:
+            self.tracker.load_state_dict(state["tracker"])
+        if state.get("method") is not None and hasattr(self.method, "load_state_dict"):
+            self.method.load_state_dict(state["method"])
+        self.step = int(state["step"])
+        self._prepared_step = -1
+
+
+def attach(
+    ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer, *,
+    sparsity: float = 0.8, total_steps: int, method: str = "pactrain",
+    prune_start: float = 0.1, prune_end: float = 0.6, prune_frequency: int | None = None,
+    scope: str = "global", seed: int = 0, error_feedback: bool | None = None,
+    options: dict[str, Any] | None = None,
+) -> PacTrain:
+    """Prune ``ddp_model`` while it trains and compress its gradients with ``method``.
+
+    Rank and world size come from the DDP model's process group. Call it after wrapping
+    the model in DDP and building the optimizer, before the first forward pass.
+
+    Args:
+        ddp_model: the model wrapped in ``DistributedDataParallel``.
+        optimizer: the optimizer over its parameters (any ``torch.optim`` optimizer).
+        sparsity: final fraction of zero weights among the conv/linear weights that train
+            (frozen parameters are neither pruned nor ranked).
+        total_steps: optimizer steps the run will take (the schedule's length).
+        method: a registered method (``pactrain --help`` and ``docs/pactrain-core.md``
+            list them); baselines without pruning work too.
+        prune_start, prune_end, prune_frequency, scope: the pruning schedule
+            (:class:`~pactrain.pruning.PruningConfig`).
+        seed: seeds the stochastic tiers' draws.
+        error_feedback: residuals for lossy tiers (``None``: the method's default).
+        options: method-specific options (e.g. ``{"rank": 2}`` for ``powersgd``).
+
+    Raises:
+        AttachError: not a DDP model, no process group, training already started, the
+            optimizer does not hold the model's parameters, or a world size the method
+            cannot serve.
+        NothingToPruneError: a pruning method on a model with no trainable conv/linear
+            weight.
+        KeyError: unknown ``method`` (the message lists the registered ones).
+        ValueError: a bad schedule or an option the method does not read.
+    """
+    if not isinstance(ddp_model, DistributedDataParallel):
+        raise AttachError(f"attach() needs the model wrapped in DistributedDataParallel, got "
+                          f"{type(ddp_model).__name__}; wrap it first: "
+                          "ddp = DistributedDataParallel(model)")
+    if not dist.is_initialized():
+        raise AttachError("torch.distributed is not initialized; call "
+                          "dist.init_process_group(...) (torchrun sets the environment)")
+    if total_steps < 1:
+        raise ValueError(f"total_steps must be >= 1, got {total_steps}")
+    module = ddp_model.module
+    group = ddp_model.process_group
+    rank, world_size = dist.get_rank(group), dist.get_world_size(group)
+    held = {id(p) for g in optimizer.param_groups for p in g["params"]}
+    trainable = [p for p in module.parameters() if p.requires_grad]
+    if not any(id(p) in held for p in trainable):
+        raise AttachError("the optimizer holds none of the model's trainable parameters; "
+                          "build it from ddp_model.parameters() (the same objects DDP wraps)")
+    if optimizer.state or any(p.grad is not None for p in module.parameters()):
+        raise AttachError("training already started (gradients or optimizer state exist); "
+                          "attach right after wrapping the model in DDP, before the first "
+                          "forward pass")
+    spec = get_method(method)
+    options = dict(options or {})
+    spec.check_options(options)
+    if method == "pactrain-ternary" and world_size > MAX_TERNARY_WORLD_SIZE:
+        raise AttachError(f"pactrain-ternary sums int8 codes and serves at most "
+                          f"{MAX_TERNARY_WORLD_SIZE} ranks, this group has {world_size}; "
+                          "use pactrain (adaptive) or pactrain-packed")
+    settings = AttachSettings(method, sparsity, total_steps, prune_start, prune_end,
+                              prune_frequency, scope, world_size, options)
+    tracker = (MaskTracker(GradualPruner(module, settings.pruning()), group)
+               if spec.uses_pruning else None)
+    config = MethodConfig(world_size=world_size, rank=rank, sparsity=sparsity, seed=seed,
+                          error_feedback=error_feedback, options=options)
+    comm_method = spec.factory(group, ddp_model, config, tracker)
+    register_hook(ddp_model, comm_method)
+    momentum = getattr(comm_method, "optimizer_momentum", None)
+    if momentum is not None:  # e.g. DGC applies momentum inside its hook
+        for param_group in optimizer.param_groups:
+            if "momentum" in param_group:
+                param_group["momentum"] = momentum
+    LOG.info("pactrain attached: method %s, sparsity %.2f over %d steps, rank %d of %d",
+             method, sparsity, total_steps, rank, world_size)
+    return PacTrain(ddp_model, optimizer, settings, comm_method, tracker)

@@ -1,0 +1,203 @@
+"""`pactrain.attach` in a user's own loop: real gloo groups, real torchrun, real hooks."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+import pactrain
+from pactrain.attached import AttachError
+from pactrain.pruning import NothingToPruneError
+from pactrain.train.launch import free_port
+from pactrain.train.local_group import run_on_local_group
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "torchrun_minimal.py"
+
+
+def _model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 32), nn.ReLU(),
+                         nn.Linear(32, 4))
+
+
+def _train(ddp: nn.Module, optimizer: torch.optim.Optimizer, rank: int, steps: range,
+           micro: int = 1) -> None:
+    """The user's own loop: nothing PacTrain-specific in it."""
+    for step in steps:
+        optimizer.zero_grad()
+        for part in range(micro):
+            generator = torch.Generator().manual_seed(1000 * step + 10 * rank + part)
+            x = torch.randn(8, 12, generator=generator)
+            y = torch.randint(0, 4, (8,), generator=generator)
+            if part < micro - 1:
+                with ddp.no_sync():
+                    nn.functional.cross_entropy(ddp(x), y).backward()
+            else:
+                nn.functional.cross_entropy(ddp(x), y).backward()
+        optimizer.step()
+
+
+def _weights(model: nn.Module) -> list[torch.Tensor]:
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def _prunes_and_compacts(rank: int, world_size: int) -> dict:
+    model = _model()
+    ddp = DistributedDataParallel(model)
+    optimizer = torch.optim.AdamW(ddp.parameters(), lr=0.01, weight_decay=0.1)
+    pt = pactrain.attach(ddp, optimizer, sparsity=0.75, total_steps=20, method="pactrain-fp32",
+                         prune_start=0.0, prune_end=0.25)
+    _train(ddp, optimizer, rank, range(12), micro=2)
+    with torch.no_grad():  # an evaluation forward between steps changes nothing
+        model.eval()
+        ddp(torch.randn(3, 12))
+        model.train()
+    _train(ddp, optimizer, rank, range(12, 20), micro=2)
+    zero = sum(int((m.weight == 0).sum()) for m in model if isinstance(m, nn.Linear))
+    return {"step": pt.step, "density": pt.density(), "zero": zero,
+            "weights": _weights(model), "counts": pt.summary()["tier_counts"],
+            "last_bytes": pt.method.payload.total_bytes}
+
+
+def test_attach_prunes_masks_and_compacts_without_per_step_calls() -> None:
+    results = run_on_local_group(_prunes_and_compacts, 2)
+    prunable = 12 * 32 + 32 * 32 + 32 * 4
+    for result in results:
+        assert result["step"] == 20  # one step per optimizer.step, micro-batches and eval aside
+        assert result["density"] == pytest.approx(0.25, abs=1e-3)
+        # AdamW with weight decay: pruned weights stay exactly zero (state and grads masked)
+        assert result["zero"] == int(0.75 * prunable)
+        assert result["counts"] == {"fp32": 20}  # compacted every step
+    for a, b in zip(results[0]["weights"], results[1]["weights"], strict=True):
+        assert torch.equal(a, b)
+
+
+def _resume(rank: int, world_size: int, stop: int | None, state: dict | None,
+            sparsity: float = 0.75) -> dict:
+    model = _model()
+    ddp = DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    pt = pactrain.attach(ddp, optimizer, sparsity=sparsity, total_steps=16,
+                         method="pactrain-ternary", prune_start=0.0, prune_end=0.5)
+    start = 0
+    if state is not None:
+        model.load_state_dict(state["model"][rank])
+        optimizer.load_state_dict(state["optimizer"][rank])
+        try:
+            pt.load_state_dict(state["pactrain"][rank])
+        except AttachError as err:
+            return {"error": str(err)}
+        start = pt.step
+    _train(ddp, optimizer, rank, range(start, stop or 16))
+    return {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+            "pactrain": pt.state_dict(), "weights": _weights(model)}
+
+
+def test_state_dict_resumes_bit_identically_and_refuses_other_settings() -> None:
+    whole = run_on_local_group(_resume, 2, None, None)
+    first = run_on_local_group(_resume, 2, 7, None)
+    saved = {key: [r[key] for r in first] for key in ("model", "optimizer", "pactrain")}
+    resumed = run_on_local_group(_resume, 2, None, saved)
+    for a, b in zip(whole[0]["weights"], resumed[0]["weights"], strict=True):
+        assert torch.equal(a, b)  # ternary draws, masks, residuals and step all restored
+    other = run_on_local_group(_resume, 2, None, saved, 0.5)
+    assert "sparsity 0.75 (attached: 0.5)" in other[0]["error"]
+
+
+def _refusals(rank: int, world_size: int) -> dict:
+    errors = {}
+    model = _model()
+    ddp = DistributedDataParallel(model)
+    started = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    ddp(torch.randn(2, 12)).sum().backward()
+    try:
+        pactrain.attach(ddp, started, total_steps=10)
+    except AttachError as err:
+        errors["started"] = str(err)
+    other = torch.optim.SGD(_model().parameters(), lr=0.1)
+    try:
+        pactrain.attach(DistributedDataParallel(_model()), other, total_steps=10)
+    except AttachError as err:
+        errors["optimizer"] = str(err)
+    norm_only = DistributedDataParallel(nn.Sequential(nn.LayerNorm(4)))
+    try:
+        pactrain.attach(norm_only, torch.optim.SGD(norm_only.parameters(), lr=0.1),
+                        total_steps=10)
+    except NothingToPruneError as err:
+        errors["nothing"] = str(err)
+    fresh = DistributedDataParallel(_model())
+    try:
+        pactrain.attach(fresh, torch.optim.SGD(fresh.parameters(), lr=0.1), total_steps=10,
+                        method="no-such-method")
+    except KeyError as err:
+        errors["method"] = str(err)
+    return errors
+
+
+def test_attach_refuses_what_cannot_work_with_the_fix_named() -> None:
+    errors = run_on_local_group(_refusals, 2)[0]
+    assert "before the first forward pass" in errors["started"]
+    assert "ddp_model.parameters()" in errors["optimizer"]
+    assert "no trainable Linear or Conv weight" in errors["nothing"]
+    assert "pactrain" in errors["method"] and "powersgd" in errors["method"]
+    with pytest.raises(AttachError, match="DistributedDataParallel"):
+        model = _model()
+        pactrain.attach(model, torch.optim.SGD(model.parameters(), lr=0.1), total_steps=5)
+
+
+def _frozen_and_tied(rank: int, world_size: int) -> dict:
+    torch.manual_seed(0)
+    shared = nn.Linear(16, 16)
+    model = nn.Sequential(nn.Linear(12, 16), nn.ReLU(), shared, nn.ReLU(), shared,
+                          nn.ReLU(), nn.Linear(16, 4))
+    model[0].weight.requires_grad_(False)
+    frozen_before = model[0].weight.detach().clone()
+    ddp = DistributedDataParallel(model)
+    optimizer = torch.optim.SGD([p for p in ddp.parameters() if p.requires_grad], lr=0.05)
+    pt = pactrain.attach(ddp, optimizer, sparsity=0.5, total_steps=6, method="pactrain-fp32",
+                         prune_start=0.0, prune_end=0.0)
+    _train(ddp, optimizer, rank, range(6))
+    pruner = pt.tracker.pruner
+    return {"frozen_same": torch.equal(model[0].weight, frozen_before),
+            "names": sorted(pruner.params), "aliases": pruner.aliases,
+            "frozen": pruner.frozen, "density": pt.density(),
+            "shared_zero": int((shared.weight == 0).sum())}
+
+
+def test_frozen_layers_are_left_alone_and_tied_weights_share_one_mask() -> None:
+    result = run_on_local_group(_frozen_and_tied, 2)[0]
+    assert result["frozen_same"] and result["frozen"] == ["0.weight"]
+    assert result["names"] == ["2.weight", "6.weight"]  # the tied layer ranked once
+    assert result["aliases"] == {"4.weight": "2.weight"}
+    assert result["density"] == pytest.approx(0.5, abs=1e-3)
+    assert result["shared_zero"] > 0
+
+
+@pytest.mark.slow
+def test_torchrun_minimal_example_runs_as_a_user_would(tmp_path: Path) -> None:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
+               "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+               "--master_port", str(free_port()), str(EXAMPLE), "--steps", "200",
+               "--checkpoint", str(tmp_path / "pt")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert sorted(line["rank"] for line in lines) == [0, 1]
+    prunable = 64 * 256 + 256 * 256 + 256 * 10
+    for line in lines:
+        assert line["steps"] == 200 and line["density"] == pytest.approx(0.2, abs=1e-3)
+        assert line["zero_weights"] == int(0.8 * prunable)
+        assert line["test_accuracy"] > 0.9
+        assert line["payload_bytes_per_step"] < 0.6 * line["dense_bytes_per_step"]
+    assert lines[0]["weights_sum"] == lines[1]["weights_sum"]  # one model on both ranks
+    saved = torch.load(tmp_path / "pt.rank0", weights_only=False)
+    assert saved["pactrain"]["step"] == 200
+    assert saved["pactrain"]["settings"]["world_size"] == 2
