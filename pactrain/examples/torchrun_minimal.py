@@ -16,31 +16,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 import torch
 import torch.distributed as dist
-from sklearn.datasets import load_digits
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 import pactrain
-
-
-def digits(rank: int, world_size: int) -> tuple[torch.Tensor, ...]:
-    """scikit-learn's 8x8 digits: a fixed split; each rank trains on its own shard."""
-    data = load_digits()
-    x = torch.tensor(data.data, dtype=torch.float32) / 16.0
-    y = torch.tensor(data.target)
-    order = torch.randperm(len(y), generator=torch.Generator().manual_seed(0))
-    train, test = order[:1500], order[1500:]
-    shard = train[rank::world_size]
-    return x[shard], y[shard], x[test], y[test]
+from pactrain.data.digits import load_split
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--sparsity", type=float, default=0.8)
     parser.add_argument("--method", default="pactrain")
     parser.add_argument("--checkpoint", default=None, help="save PacTrain's state here")
@@ -56,7 +44,8 @@ def main() -> None:
     pt = pactrain.attach(ddp, optimizer, sparsity=args.sparsity, total_steps=args.steps,
                          method=args.method)
 
-    x, y, x_test, y_test = digits(rank, world_size)
+    x, y, x_test, y_test = (t.flatten(1) if t.dim() > 1 else t for t in load_split())
+    x, y = x[rank::world_size], y[rank::world_size]  # each rank trains on its own shard
     generator = torch.Generator().manual_seed(rank)
     for _ in range(args.steps):
         batch = torch.randint(0, len(y), (32,), generator=generator)
@@ -70,16 +59,14 @@ def main() -> None:
     if args.checkpoint:
         torch.save({"model": model.state_dict(), "pactrain": pt.state_dict()},
                    f"{args.checkpoint}.rank{rank}")
-    dense_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     zero_weights = sum(int((m.weight == 0).sum()) for m in model if isinstance(m, nn.Linear))
     summary = pt.summary()
     print(json.dumps({
-            "rank": rank, "world_size": world_size, "steps": pt.step, "test_accuracy": accuracy,
-            "density": summary["density"], "zero_weights": zero_weights,
-            "payload_bytes_per_step": summary["payload_bytes_per_step"],
-            "dense_bytes_per_step": dense_bytes, "tier_counts": summary.get("tier_counts"),
-            "weights_sum": float(sum(p.detach().double().sum() for p in model.parameters())),
-            "pid": os.getpid(),
+        "rank": rank, "world_size": world_size, "steps": pt.step, "test_accuracy": accuracy,
+        "density": summary["density"], "zero_weights": zero_weights,
+        "payload_bytes_per_step": summary["payload_bytes_per_step"],
+        "tier_counts": summary.get("tier_counts"),
+        "weights_sum": float(sum(p.detach().double().sum() for p in model.parameters())),
     }), flush=True)
     dist.destroy_process_group()
 

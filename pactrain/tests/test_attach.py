@@ -17,7 +17,7 @@ from pactrain.pruning import NothingToPruneError
 from pactrain.train.launch import free_port
 from pactrain.train.local_group import run_on_local_group
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "torchrun_minimal.py"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def _model() -> nn.Module:
@@ -179,25 +179,49 @@ def test_frozen_layers_are_left_alone_and_tied_weights_share_one_mask() -> None:
     assert result["shared_zero"] > 0
 
 
-@pytest.mark.slow
-def test_torchrun_minimal_example_runs_as_a_user_would(tmp_path: Path) -> None:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
-               "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-               "--master_port", str(free_port()), str(EXAMPLE), "--steps", "200",
-               "--checkpoint", str(tmp_path / "pt")]
+def _run_example(name: str, launcher: str, tmp_path: Path, *extra: str) -> list[dict]:
+    """Run ``examples/name`` as a user would (2 CPU processes); each rank's JSON line."""
+    script = str(EXAMPLES / name)
+    if launcher == "torchrun":
+        command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
+                   "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+                   "--master_port", str(free_port()), script, *extra]
+    else:  # the script launches its own processes (Lightning)
+        command = [sys.executable, script, *extra]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MASTER_PORT": str(free_port())}
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=env,
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert sorted(line["rank"] for line in lines) == [0, 1]
     prunable = 64 * 256 + 256 * 256 + 256 * 10
+    dense_bytes = 4 * (prunable + 256 + 256 + 10)
     for line in lines:
+        assert line["world_size"] == 2
         assert line["steps"] == 200 and line["density"] == pytest.approx(0.2, abs=1e-3)
-        assert line["zero_weights"] == int(0.8 * prunable)
+        assert line["zero_weights"] == int(0.8 * prunable)  # pruned weights are zero
         assert line["test_accuracy"] > 0.9
-        assert line["payload_bytes_per_step"] < 0.6 * line["dense_bytes_per_step"]
+        assert line["payload_bytes_per_step"] < 0.6 * dense_bytes  # compacted on the wire
     assert lines[0]["weights_sum"] == lines[1]["weights_sum"]  # one model on both ranks
+    return lines
+
+
+@pytest.mark.slow
+def test_torchrun_minimal_example_runs_as_a_user_would(tmp_path: Path) -> None:
+    _run_example("torchrun_minimal.py", "torchrun", tmp_path, "--checkpoint",
+                 str(tmp_path / "pt"))
     saved = torch.load(tmp_path / "pt.rank0", weights_only=False)
     assert saved["pactrain"]["step"] == 200
     assert saved["pactrain"]["settings"]["world_size"] == 2
+
+
+@pytest.mark.slow
+def test_accelerate_example_attaches_to_what_prepare_returns(tmp_path: Path) -> None:
+    pytest.importorskip("accelerate", reason="optional extra pactrain[accelerate]")
+    _run_example("accelerate_loop.py", "torchrun", tmp_path)
+
+
+@pytest.mark.slow
+def test_lightning_callback_prunes_under_the_ddp_strategy(tmp_path: Path) -> None:
+    pytest.importorskip("lightning", reason="optional extra pactrain[lightning]")
+    _run_example("lightning_callback.py", "self", tmp_path)

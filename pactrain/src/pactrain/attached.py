@@ -190,7 +190,7 @@ def attach(
     sparsity: float = 0.8, total_steps: int, method: str = "pactrain",
     prune_start: float = 0.1, prune_end: float = 0.6, prune_frequency: int | None = None,
     scope: str = "global", seed: int = 0, error_feedback: bool | None = None,
-    options: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None, state: dict[str, Any] | None = None,
 ) -> PacTrain:
     """Prune ``ddp_model`` while it trains and compress its gradients with ``method``.
 
@@ -210,6 +210,8 @@ def attach(
         seed: seeds the stochastic tiers' draws.
         error_feedback: residuals for lossy tiers (``None``: the method's default).
         options: method-specific options (e.g. ``{"rank": 2}`` for ``powersgd``).
+        state: a :meth:`PacTrain.state_dict` to continue from (a resumed run whose model and
+            optimizer were restored already; optimizer state is then expected).
 
     Raises:
         AttachError: not a DDP model, no process group, training already started, the
@@ -229,6 +231,13 @@ def attach(
                           "dist.init_process_group(...) (torchrun sets the environment)")
     if total_steps < 1:
         raise ValueError(f"total_steps must be >= 1, got {total_steps}")
+    while isinstance(getattr(optimizer, "optimizer", None), torch.optim.Optimizer):
+        # Accelerate's AcceleratedOptimizer, Lightning's LightningOptimizer: their step()
+        # calls the wrapped optimizer's, whose hooks are the ones that fire
+        optimizer = optimizer.optimizer
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise AttachError(f"optimizer must be a torch.optim.Optimizer, got "
+                          f"{type(optimizer).__name__}")
     module = ddp_model.module
     group = ddp_model.process_group
     rank, world_size = dist.get_rank(group), dist.get_world_size(group)
@@ -237,7 +246,8 @@ def attach(
     if not any(id(p) in held for p in trainable):
         raise AttachError("the optimizer holds none of the model's trainable parameters; "
                           "build it from ddp_model.parameters() (the same objects DDP wraps)")
-    if optimizer.state or any(p.grad is not None for p in module.parameters()):
+    if (optimizer.state and state is None) or any(p.grad is not None
+                                                   for p in module.parameters()):
         raise AttachError("training already started (gradients or optimizer state exist); "
                           "attach right after wrapping the model in DDP, before the first "
                           "forward pass")
@@ -263,4 +273,7 @@ def attach(
                 param_group["momentum"] = momentum
     LOG.info("pactrain attached: method %s, sparsity %.2f over %d steps, rank %d of %d",
              method, sparsity, total_steps, rank, world_size)
-    return PacTrain(ddp_model, optimizer, settings, comm_method, tracker)
+    handle = PacTrain(ddp_model, optimizer, settings, comm_method, tracker)
+    if state is not None:
+        handle.load_state_dict(state)
+    return handle
