@@ -1,7 +1,10 @@
 """The console script answers --version and --help without importing torch."""
 
+import json
 import subprocess
 import sys
+
+import pytest
 
 
 def test_version_and_help() -> None:
@@ -15,3 +18,40 @@ def test_version_and_help() -> None:
         check=True,
     )
     assert "Usage" in helped.stdout
+
+
+def _pactrain(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pactrain.cli", *args], capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_help_lists_the_names_and_they_match_the_registries() -> None:
+    from pactrain.methods import load_builtin_methods
+    from pactrain.models import load_builtin_models
+    from pactrain.names import METHOD_NAMES, MODEL_NAMES
+
+    assert tuple(sorted(load_builtin_models().names())) == MODEL_NAMES
+    assert tuple(sorted(load_builtin_methods().names())) == METHOD_NAMES
+    helped = " ".join(_pactrain("train", "--help").stdout.split())
+    for name in ("resnet18", "vit-tiny", "powersgd-r2", "pactrain-packed"):
+        assert name in helped
+
+
+def test_unknown_names_are_refused_before_any_worker_starts() -> None:
+    for flag, wrong, listed in (("--model", "resnet-18", "resnet18"),
+                                ("--method", "powersgd4", "powersgd-r2")):
+        done = _pactrain("train", flag, wrong, "--steps", "2", timeout=60)
+        assert done.returncode == 2  # a usage error, not 59 lines of worker tracebacks
+        assert wrong in done.stderr and listed in done.stderr
+        assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_json_dash_puts_only_the_result_on_stdout() -> None:
+    done = _pactrain("train", "--steps", "3", "--workers", "2", "--json", "-")
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)  # nothing but JSON: progress went to stderr
+    assert result["steps"] == 3 and result["workers"] == 2
+    assert result["wire_tx_bytes_per_step"] is None  # loopback: no interface of its own
+    summary = json.loads(_pactrain("train", "--steps", "30", "--workers", "2", "--method",
+                                   "pactrain-fp32").stdout)
+    assert summary["final_payload_vs_ideal"] == pytest.approx(1.0)  # compacted: the ideal

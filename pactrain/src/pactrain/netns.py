@@ -166,12 +166,22 @@ class LinkCounters:
     rx_packets: int
 
 
-def read_own_counters(ifname: str = WORKER_IFNAME) -> LinkCounters | None:
-    """Counters of ``ifname`` in the calling process's own namespace, or ``None`` if absent.
+#: Set by the launcher for workers it starts inside their own namespaces: the interface
+#: whose counters are the worker's wire bytes.
+WIRE_INTERFACE_ENV = "PACTRAIN_WIRE_INTERFACE"
+
+
+def read_own_counters(ifname: str | None = None) -> LinkCounters | None:
+    """Counters of ``ifname`` in the calling process's own namespace, or ``None``.
 
     Reads ``/proc/self/net/dev``, which is per network namespace, so a worker started with
-    ``ip netns exec`` sees its own ``eth0``.
+    ``ip netns exec`` sees its own ``eth0``. Without ``ifname`` the interface comes from
+    ``$PACTRAIN_WIRE_INTERFACE``; unset (a worker on the host's loopback) gives ``None``:
+    the host's own NIC counts other traffic and would mean nothing.
     """
+    ifname = ifname or os.environ.get(WIRE_INTERFACE_ENV)
+    if not ifname:
+        return None
     try:
         lines = Path("/proc/self/net/dev").read_text().splitlines()[2:]
     except OSError:

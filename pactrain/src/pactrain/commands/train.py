@@ -7,10 +7,12 @@ from pathlib import Path
 
 import typer
 
+from pactrain.names import METHOD_NAMES, MODEL_NAMES
+
 
 def train(
-    model: str = typer.Option("digits-cnn", help="Model name (see docs/pactrain-core.md)."),
-    method: str = typer.Option("pactrain", help="dense, pactrain, pactrain-fp32, ..."),
+    model: str = typer.Option("digits-cnn", help=f"One of: {', '.join(MODEL_NAMES)}."),
+    method: str = typer.Option("pactrain", help=f"One of: {', '.join(METHOD_NAMES)}."),
     workers: int = typer.Option(2, min=1, help="Worker processes (gloo) on this machine."),
     steps: int = typer.Option(300, min=1, help="Optimizer steps (the schedule's length)."),
     stop_after: int | None = typer.Option(None, help="Stop early (then --checkpoint)."),
@@ -26,10 +28,15 @@ def train(
         None, "--error-feedback/--no-error-feedback",
         help="Residuals for lossy compression (default: the method's own: off for PacTrain's "
              "tiers, on for top-k and PowerSGD)."),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the result here."),
+    json_out: str | None = typer.Option(
+        None, "--json", help="Write the whole result here ('-': to stdout, instead of the "
+                             "summary; progress and logs always go to stderr)."),
     checkpoint: Path | None = typer.Option(None, help="Save model/optimizer/hook state here."),
     resume: Path | None = typer.Option(None, help="Continue from this checkpoint."),
     timeout: float = typer.Option(3600.0, help="Kill all workers after this many seconds."),
+    collective_timeout: float = typer.Option(
+        300.0, min=1.0, help="Seconds a collective waits for a stalled rank before the run "
+                             "fails (the error names the rank)."),
     log_dir: Path | None = typer.Option(None, help="Keep each rank's log (tier decisions)."),
     eval_every: int = typer.Option(0, min=0, help="Also evaluate every N steps (training "
                                    "clock paused); 0: only at the end."),
@@ -39,8 +46,16 @@ def train(
                                               "this many seconds of training."),
 ) -> None:
     """Train MODEL with METHOD on WORKERS local gloo processes and print the result."""
+    from pactrain.methods import get_method
+    from pactrain.models import get_model
     from pactrain.train.config import RunConfig
     from pactrain.train.launch import run_training
+
+    for kind, name, lookup in (("--model", model, get_model), ("--method", method, get_method)):
+        try:  # before any worker starts
+            lookup(name)
+        except KeyError as err:
+            raise typer.BadParameter(str(err.args[0]), param_hint=kind) from None
 
     config = RunConfig(
         model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
@@ -48,7 +63,8 @@ def train(
         seed=seed, batch_size=batch_size, lr=lr, accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
         error_feedback=error_feedback,
-        json_out=str(json_out) if json_out else None,
+        json_out=json_out if json_out not in (None, "-") else None,
+        timeout_s=collective_timeout,
         checkpoint=str(checkpoint) if checkpoint else None,
         resume=str(resume) if resume else None,
         eval_every=eval_every, target_metric=target, train_budget_s=train_budget,
@@ -60,7 +76,17 @@ def train(
             "payload_bytes_per_step", "dense_payload_bytes_per_step",
             "final_test_accuracy", "final_test_loss", "mask_consistent", "tier_counts",
             "eval_curve", "reached_s", "reached_step")
-    typer.echo(json.dumps({k: result[k] for k in keys if k in result}, indent=2))
+    if json_out == "-":
+        typer.echo(json.dumps(result, indent=2))
+        return
+    summary = {k: result[k] for k in keys if k in result}
+    if result.get("ideal_payload_bytes_per_step"):
+        # the steady state after the last mask change, against density x dense
+        summary["final_payload_bytes_per_step"] = result["final_payload_bytes_per_step"]
+        summary["ideal_payload_bytes_per_step"] = result["ideal_payload_bytes_per_step"]
+        summary["final_payload_vs_ideal"] = (result["final_payload_bytes_per_step"]
+                                             / result["ideal_payload_bytes_per_step"])
+    typer.echo(json.dumps(summary, indent=2))
 
 
 def register(app: typer.Typer) -> None:

@@ -42,7 +42,8 @@ class RunConfig:
         checkpoint: path written at the end (model, optimizer, masks, hook state).
         resume: checkpoint path to continue from.
         json_out: path rank 0 writes the result to.
-        progress_path: rank 0 writes its step count here (the launcher draws the bar).
+        progress_path: each rank writes its completed steps to ``progress_path.rank{r}``
+            (the launcher draws the bar from rank 0's and names a stalled rank from all).
         timeout_s: collective timeout of the process group.
         backend: ``"gloo"`` (CPU) or ``"nccl"``.
         evaluate: run the model's evaluation at the end (rank 0).

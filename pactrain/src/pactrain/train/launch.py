@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pactrain.netns import WIRE_INTERFACE_ENV, WORKER_IFNAME
 from pactrain.train.config import RunConfig
 
 
@@ -122,8 +123,10 @@ def run_training(
                     "WORLD_SIZE": str(config.workers), "MASTER_ADDR": master_addr,
                     "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1",
                 })
-                env.update(extra_env or {})
                 prefix = list(command_prefix_for_rank(rank)) if command_prefix_for_rank else []
+                if prefix:  # in its own namespace: eth0 carries only this worker's traffic
+                    env[WIRE_INTERFACE_ENV] = WORKER_IFNAME
+                env.update(extra_env or {})
                 argv = [*prefix, python, "-m", "pactrain.train.worker", str(config_path)]
                 log = (Path(log_dir) if log_dir else tmp) / f"rank{rank}.log"
                 log.parent.mkdir(parents=True, exist_ok=True)
@@ -143,16 +146,68 @@ def run_training(
         return json.loads(result_path.read_text())
 
 
+def read_heartbeats(progress_path: Path, workers: int) -> list[tuple[int, str]]:
+    """Each rank's (completed steps, phase): phase ``reducing`` once its backward pass is
+    done and it waits for the others, else ``""`` ((0, "") if it wrote nothing yet)."""
+    beats = []
+    for rank in range(workers):
+        try:
+            step, _, phase = Path(f"{progress_path}.rank{rank}").read_text().partition(" ")
+            beats.append((int(step or 0), phase.strip()))
+        except (OSError, ValueError):
+            beats.append((0, ""))
+    return beats
+
+
+def stopped_ranks(procs: Sequence[subprocess.Popen]) -> list[int]:
+    """Ranks whose process is stopped (SIGSTOP, a debugger): state ``T``/``t`` in
+    ``/proc/<pid>/stat``."""
+    stopped = []
+    for rank, proc in enumerate(procs):
+        with contextlib.suppress(OSError, IndexError):
+            state = Path(f"/proc/{proc.pid}/stat").read_text().rpartition(")")[2].split()[0]
+            if state in ("T", "t"):
+                stopped.append(rank)
+    return stopped
+
+
+def stalled_ranks(beats: list[tuple[int, str]], stopped: Sequence[int] = ()) -> str:
+    """A sentence naming the ranks the others wait for, or '' when none stands out.
+
+    Why: when one rank stalls (stopped, hung, starved), the healthy ranks are the ones whose
+    collectives time out and exit with an error, so the rank that failed first is not the
+    culprit. A stopped process is named as such; otherwise behind = fewer completed steps,
+    or the same step but not yet reducing.
+    """
+    if stopped:
+        return (f" Stalled: rank(s) {', '.join(map(str, stopped))} stopped (SIGSTOP or a "
+                "debugger); the others timed out in a collective waiting for it.")
+    if not beats:
+        return ""
+    ahead = max(beats, key=lambda beat: (beat[0], beat[1] == "reducing"))
+    behind = [rank for rank, beat in enumerate(beats)
+              if (beat[0], beat[1] == "reducing") < (ahead[0], ahead[1] == "reducing")]
+    if not behind:
+        return ""
+    where = ", ".join(f"rank {r} at step {beats[r][0] + 1} "
+                      f"{'reducing' if beats[r][1] else 'computing'}" for r in behind)
+    return (f" Stalled: {where}, while the others reached step {ahead[0] + 1} "
+            f"{'reducing' if ahead[1] else 'computing'}; the others then time out in a "
+            "collective waiting for it (raise --collective-timeout only if it is just slow).")
+
+
 def _wait(
     procs: list[subprocess.Popen], logs: list[Path], config: RunConfig,
     progress_path: Path, timeout_s: float, progress: bool,
 ) -> None:
     """Poll the workers until all exit 0; kill everything on the first failure or timeout."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     deadline = time.monotonic() + timeout_s
     bar = Progress("[bold]{task.description}", BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), disable=not progress, transient=False)
+                   TimeElapsedColumn(), disable=not progress, transient=False,
+                   console=Console(stderr=True))  # stdout stays for results
     with bar:
         task = bar.add_task(f"{config.model} {config.method} x{config.workers}",
                             total=min(config.stop_after or config.steps, config.steps))
@@ -160,19 +215,25 @@ def _wait(
             codes = [p.poll() for p in procs]
             for rank, code in enumerate(codes):
                 if code not in (None, 0):
+                    stalled = stalled_ranks(read_heartbeats(progress_path, len(procs)),
+                                            stopped_ranks(procs))
                     _kill_all(procs)
                     raise WorkerFailedError(
-                        f"worker rank {rank} exited with status {code}; its output ends "
-                        f"with:\n{_tail(logs[rank])}"
+                        f"worker rank {rank} exited with status {code}.{stalled} "
+                        f"Rank {rank}'s output ends with:\n{_tail(logs[rank])}"
                     )
             with contextlib.suppress(OSError, ValueError):
-                bar.update(task, completed=int(progress_path.read_text() or 0))
+                bar.update(task, completed=int(Path(f"{progress_path}.rank0").read_text()
+                                               or 0))
             if all(code == 0 for code in codes):
                 return
             if time.monotonic() > deadline:
+                stalled = stalled_ranks(read_heartbeats(progress_path, len(procs)),
+                                        stopped_ranks(procs))
                 _kill_all(procs)
                 raise TrainingTimeoutError(
-                    f"training did not finish within {timeout_s:.0f} s; killed all workers. "
+                    f"training did not finish within {timeout_s:.0f} s; killed all workers."
+                    f"{stalled} "
                     f"Rank 0's output ends with:\n{_tail(logs[0])}"
                 )
             time.sleep(0.1)

@@ -89,11 +89,25 @@ def check_resumable(saved_config: str | None, config: RunConfig, world_size: int
         )
 
 
-def _write_progress(path: str | None, step: int) -> None:
+def _write_progress(path: str | None, rank: int, step: int, phase: str = "") -> None:
+    """This rank's heartbeat: its completed steps, and ``reducing`` once its backward
+    pass has produced its last gradient (tens of microseconds of file I/O, twice a step)."""
     if path:
-        tmp = Path(path + ".tmp")
-        tmp.write_text(str(step))
-        tmp.replace(path)
+        target = f"{path}.rank{rank}"
+        tmp = Path(target + ".tmp")
+        tmp.write_text(f"{step} {phase}".strip())
+        tmp.replace(target)
+
+
+def _beat_when_reducing(model: torch.nn.Module, path: str | None, rank: int,
+                        completed: list[int]) -> None:
+    """Mark the heartbeat ``reducing`` when the first trainable parameter's gradient is
+    accumulated: it is the last one backward computes, so from then on this rank only waits
+    for the others. A rank that stalls before it is the one the others wait for."""
+    first = next((p for p in model.parameters() if p.requires_grad), None)
+    if path and first is not None:
+        first.register_post_accumulate_grad_hook(
+            lambda _: _write_progress(path, rank, completed[0], "reducing"))
 
 
 def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
@@ -129,7 +143,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     ddp = DistributedDataParallel(
         model, bucket_cap_mb=config.bucket_cap_mb,
         gradient_as_bucket_view=config.gradient_as_bucket_view,
-        broadcast_buffers=config.broadcast_buffers,
+        # torch 2.13 deprecates passing it (a FutureWarning); only the non-default is sent
+        **({} if config.broadcast_buffers else {"broadcast_buffers": False}),
     )
     method = method_spec.factory(None, ddp, method_config(config, rank, world_size), tracker)
     if checkpoint is not None and hasattr(method, "load_state_dict"):
@@ -157,6 +172,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     def paused() -> float:
         return curve.paused_s - paused_at_warm if curve is not None else 0.0
 
+    completed = [start_step]
+    _beat_when_reducing(model, config.progress_path, rank, completed)
     for step in range(start_step, end_step):
         if step == warm_at:
             clock_start = time.perf_counter()
@@ -180,8 +197,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         if on_step_end is not None:
             on_step_end(step)
         losses.append(step_loss)
-        if rank == 0 and (step % 5 == 0 or step == end_step - 1):
-            _write_progress(config.progress_path, step + 1)
+        completed[0] = step + 1
+        _write_progress(config.progress_path, rank, step + 1)
         if curve is not None and curve.after_step(
                 step + 1, rank, model, time.perf_counter() - clock_start - paused()):
             end_step = step + 1
