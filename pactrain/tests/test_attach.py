@@ -13,6 +13,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 import pactrain
 from pactrain.attached import AttachError
+from pactrain.export import export_checkpoint, load_sparse
 from pactrain.pruning import NothingToPruneError
 from pactrain.train.launch import free_port
 from pactrain.train.local_group import run_on_local_group
@@ -213,6 +214,13 @@ def test_torchrun_minimal_example_runs_as_a_user_would(tmp_path: Path) -> None:
     saved = torch.load(tmp_path / "pt.rank0", weights_only=False)
     assert saved["pactrain"]["step"] == 200
     assert saved["pactrain"]["settings"]["world_size"] == 2
+    # the user's own checkpoint exports too: the same weights, a fraction of the bytes
+    report = export_checkpoint(tmp_path / "pt.rank0", tmp_path / "sparse.pt")
+    assert report.density == pytest.approx(0.2, abs=1e-3)
+    assert report.file_bytes < 0.4 * report.dense_bytes
+    restored = load_sparse(tmp_path / "sparse.pt")
+    for name, tensor in saved["model"].items():
+        assert torch.equal(restored[name], tensor)
 
 
 @pytest.mark.slow
