@@ -229,10 +229,13 @@ class CompactionState:
         total = int(layout.kept.numel())
         out = self._draws.get(index)
         if out is None or out.numel() != total:
-            out = torch.empty(total, dtype=torch.float32)
+            # CPU generators give the same numbers on every device; pinned for the copy
+            out = torch.empty(total, dtype=torch.float32,
+                              pin_memory=layout.kept.is_cuda)
             self._draws[index] = out
-        return uniform_draws(out, self.seed, self.rank, self.step,
-                             [slot.index for slot in layout.slots], layout.kept_per_slot)
+        draws = uniform_draws(out, self.seed, self.rank, self.step,
+                              [slot.index for slot in layout.slots], layout.kept_per_slot)
+        return draws.to(layout.kept.device)  # blocking: the buffer is reused next step
 
     def gather(self, index: int, bucket: torch.Tensor, layout: BucketLayout) -> torch.Tensor:
         """The kept entries of ``bucket``, in a buffer reused every step for this bucket

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from pactrain.devices import collective_device
 from pactrain.pruning import GradualPruner
 
 LOG = logging.getLogger(__name__)
@@ -84,7 +85,8 @@ class MaskTracker:
         if not self._distributed():
             return True
         h = self.fingerprint()
-        extremes = torch.tensor([h, -h], dtype=torch.int64)
+        extremes = torch.tensor([h, -h], dtype=torch.int64,
+                                device=collective_device(self.process_group))
         dist.all_reduce(extremes, op=dist.ReduceOp.MAX, group=self.process_group)
         return int(extremes[0]) == -int(extremes[1])
 
@@ -116,13 +118,15 @@ class MaskTracker:
     def broadcast_from_rank0(self) -> None:
         """Overwrite every rank's masks with the group's first rank's, in one broadcast."""
         names = sorted(self.pruner.masks)
-        flat = torch.cat([self.pruner.masks[n].flatten().to(torch.uint8) for n in names])
+        flat = torch.cat([self.pruner.masks[n].flatten().to(torch.uint8) for n in names]
+                         ).to(collective_device(self.process_group))
         src = dist.get_global_rank(self.process_group, 0) if self.process_group else 0
         dist.broadcast(flat, src=src, group=self.process_group)
         offset = 0
         for name in names:
             mask = self.pruner.masks[name]
-            self.pruner.masks[name] = flat[offset:offset + mask.numel()].view_as(mask).bool()
+            self.pruner.masks[name] = flat[offset:offset + mask.numel()].view_as(mask).to(
+                mask.device, torch.bool)
             offset += mask.numel()
 
     # -- checkpoint ----------------------------------------------------------------------

@@ -45,6 +45,7 @@ import torch
 import torch.distributed as dist
 
 from pactrain.compression.compressors import LOSSY_TIERS, TIERS, LanePacking, ternary_codes
+from pactrain.devices import collective_device
 
 LOG = logging.getLogger(__name__)
 
@@ -94,7 +95,8 @@ def _agree(values: list[float], process_group: Any, op: Any) -> list[float]:
     """All ranks adopt the same numbers (MAX or average) so their decisions match."""
     if not (dist.is_available() and dist.is_initialized()):
         return values
-    tensor = torch.tensor(values, dtype=torch.float64)
+    tensor = torch.tensor(values, dtype=torch.float64,
+                          device=collective_device(process_group))
     dist.all_reduce(tensor, op=op, group=process_group)
     if op == dist.ReduceOp.SUM:
         tensor /= dist.get_world_size(process_group)
@@ -112,7 +114,7 @@ def probe_link(
     ring = ring_factor(dist.get_world_size(process_group))
 
     def timed(n: int) -> float:
-        buf = torch.zeros(n, dtype=torch.float32)
+        buf = torch.zeros(n, dtype=torch.float32, device=collective_device(process_group))
         dist.all_reduce(buf, group=process_group)
         samples = []
         for _ in range(repeats):

@@ -34,6 +34,7 @@ def train(
     checkpoint: Path | None = typer.Option(None, help="Save model/optimizer/hook state here."),
     resume: Path | None = typer.Option(None, help="Continue from this checkpoint."),
     timeout: float = typer.Option(3600.0, help="Kill all workers after this many seconds."),
+    backend: str = typer.Option("gloo", help="gloo (CPU) or nccl (one CUDA GPU per worker)."),
     collective_timeout: float = typer.Option(
         300.0, min=1.0, help="Seconds a collective waits for a stalled rank before the run "
                              "fails (the error names the rank)."),
@@ -51,6 +52,8 @@ def train(
     from pactrain.train.config import RunConfig
     from pactrain.train.launch import run_training
 
+    if backend not in ("gloo", "nccl"):
+        raise typer.BadParameter(f"{backend!r}: choose gloo or nccl", param_hint="--backend")
     for kind, name, lookup in (("--model", model, get_model), ("--method", method, get_method)):
         try:  # before any worker starts
             lookup(name)
@@ -64,7 +67,7 @@ def train(
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
         error_feedback=error_feedback,
         json_out=json_out if json_out not in (None, "-") else None,
-        timeout_s=collective_timeout,
+        timeout_s=collective_timeout, backend=backend,
         checkpoint=str(checkpoint) if checkpoint else None,
         resume=str(resume) if resume else None,
         eval_every=eval_every, target_metric=target, train_budget_s=train_budget,

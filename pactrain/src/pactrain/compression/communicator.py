@@ -184,7 +184,7 @@ def allgather_sparse(comm: Communicator, sparse: SparseGradient,
     k, numel = sparse.values.numel(), sparse.numel
 
     def decode(_: torch.futures.Future) -> torch.Tensor:
-        dense = torch.zeros(numel, dtype=torch.float32)
+        dense = torch.zeros(numel, dtype=torch.float32, device=packed.device)
         for part in gathered:
             dense.index_add_(0, part[k:].view(torch.int32).long(), part[:k])
         return dense

@@ -302,7 +302,7 @@ class SparseGradient:
                    torch.cat([part.indices + offset for offset, part in parts]), numel)
 
     def to_dense(self) -> torch.Tensor:
-        dense = torch.zeros(self.numel, dtype=self.values.dtype)
+        dense = torch.zeros(self.numel, dtype=self.values.dtype, device=self.values.device)
         dense[self.indices] = self.values
         return dense
 
@@ -310,7 +310,7 @@ class SparseGradient:
 def topk_compress(flat: torch.Tensor, k: int) -> SparseGradient:
     """Exact top-``k`` by magnitude (ties resolved by ``torch.topk``)."""
     if k >= flat.numel():
-        indices = torch.arange(flat.numel())
+        indices = torch.arange(flat.numel(), device=flat.device)
     else:
         indices = torch.topk(flat.abs(), k, sorted=False).indices
     return SparseGradient(flat[indices], indices, flat.numel())

@@ -60,6 +60,7 @@ def bucket_draws(state: TernGradState, slots: tuple[BucketSlot, ...], numel: int
                  ) -> torch.Tensor:
     """U[0, 1) per entry of a bucket, drawn per parameter (see step 3 of the module doc);
     ``slots`` tile the bucket's ``numel`` entries in order."""
+    # drawn on the CPU (seeded CPU generators: the same numbers on every device), then moved
     return uniform_draws(torch.empty(numel, dtype=torch.float32), state.seed, state.rank,
                          state.step, [slot.index for slot in slots],
                          [slot.numel for slot in slots])
@@ -77,7 +78,8 @@ def terngrad_hook(
     if state.clip_sigma is not None:
         flat = torch.cat([clip_to_sigma(seg, state.clip_sigma)
                           for seg in torch.split(flat, lengths)])
-    uniform = bucket_draws(state, slots, flat.numel())  # now: the step moves on below
+    # drawn now: the step moves on below
+    uniform = bucket_draws(state, slots, flat.numel()).to(flat.device)
     if bucket.is_last():
         state.step += 1
         state.comm.end_step()

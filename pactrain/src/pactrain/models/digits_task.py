@@ -34,6 +34,8 @@ def classification_metrics(
     its running statistics); the model's previous mode is restored afterwards."""
     was_training = model.training
     model.eval()
+    device = next(model.parameters()).device  # the data lives on the CPU
+    images, labels = images.to(device), labels.to(device)
     try:
         logits = model(images)
     finally:

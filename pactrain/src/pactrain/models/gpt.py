@@ -68,7 +68,8 @@ def loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def evaluate(model: nn.Module) -> dict[str, float]:
     """Loss and perplexity per byte on the held-out tail of the corpus."""
-    inputs, targets = validation_windows(CONTEXT)
+    device = next(model.parameters()).device  # the corpus lives on the CPU
+    inputs, targets = (t.to(device) for t in validation_windows(CONTEXT))
     model.eval()
     test_loss = float(loss(model(inputs), targets))
     return {"test_loss": test_loss, "perplexity": math.exp(test_loss)}

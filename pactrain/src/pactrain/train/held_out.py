@@ -19,6 +19,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from pactrain.devices import collective_device
 from pactrain.models import ModelSpec
 
 
@@ -62,7 +63,7 @@ class HeldOutCurve:
         """
         if steps_done % self.every:
             return False
-        stop = torch.zeros(1, dtype=torch.int32)
+        stop = torch.zeros(1, dtype=torch.int32, device=collective_device())
         if rank == 0:
             paused = time.perf_counter()
             metric = float(self.spec.evaluate(model)[self.spec.primary_metric])
@@ -72,7 +73,7 @@ class HeldOutCurve:
             if self.reached(metric) and self.reached_s is None:
                 self.reached_s, self.reached_step = training_s, steps_done
             out_of_time = self.budget_s is not None and training_s >= self.budget_s
-            stop[0] = int(self.reached_s is not None or out_of_time)
+            stop.fill_(int(self.reached_s is not None or out_of_time))
         if dist.is_initialized():
             dist.broadcast(stop, src=0)
         return bool(stop[0])

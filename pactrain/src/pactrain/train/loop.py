@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,18 @@ def check_resumable(saved_config: str | None, config: RunConfig, world_size: int
         )
 
 
+def training_device(backend: str) -> torch.device:
+    """CUDA device ``$LOCAL_RANK`` for NCCL (one GPU per local rank), else the CPU."""
+    if backend != "nccl":
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise RuntimeError("backend nccl needs CUDA GPUs and none is visible; use gloo")
+    device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))
+                          % torch.cuda.device_count())
+    torch.cuda.set_device(device)
+    return device
+
+
 def _write_progress(path: str | None, rank: int, step: int, phase: str = "") -> None:
     """This rank's heartbeat: its completed steps, and ``reducing`` once its backward
     pass has produced its last gradient (tens of microseconds of file I/O, twice a step)."""
@@ -123,7 +136,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     batch_size = config.batch_size or spec.default_batch_size
     lr = config.lr if config.lr is not None else spec.default_lr
 
-    model = spec.build(config.seed)
+    device = training_device(config.backend)
+    model = spec.build(config.seed).to(device)  # the same weights on every rank, then moved
     tracker: MaskTracker | None = None
     if method_spec.uses_pruning:
         tracker = MaskTracker(GradualPruner(model, pruning_config(config)))
@@ -141,7 +155,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         start_step = int(checkpoint["step"])
 
     ddp = DistributedDataParallel(
-        model, bucket_cap_mb=config.bucket_cap_mb,
+        model, device_ids=[device.index] if device.type == "cuda" else None,
+        bucket_cap_mb=config.bucket_cap_mb,
         gradient_as_bucket_view=config.gradient_as_bucket_view,
         # torch 2.13 deprecates passing it (a FutureWarning); only the non-default is sent
         **({} if config.broadcast_buffers else {"broadcast_buffers": False}),
@@ -185,7 +200,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         optimizer.zero_grad(set_to_none=False)
         step_loss = 0.0
         for micro in range(config.accumulation):
-            inputs, targets = next(stream)
+            inputs, targets = (t.to(device, non_blocking=True) for t in next(stream))
             last = micro == config.accumulation - 1
             with contextlib.nullcontext() if last else ddp.no_sync():
                 loss = spec.loss(ddp(inputs), targets) / config.accumulation
