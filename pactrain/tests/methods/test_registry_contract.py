@@ -82,3 +82,28 @@ def test_every_method_reports_comm_seconds_per_step_the_same_way() -> None:
         assert steps == 2, name
         assert isinstance(seconds, float), (name, seconds)
         assert (seconds == 0.0) == (nbytes == 0) == (name == "no-comm"), (name, seconds)
+
+
+def _typed_by_hand(rank: int, world_size: int) -> dict:
+    from torch.nn.parallel import DistributedDataParallel
+
+    from pactrain.methods import MethodConfig, get_method
+
+    errors = {}
+    for label, config in (("world_size", MethodConfig(world_size=1, rank=rank)),
+                          ("rank", MethodConfig(world_size=world_size))):
+        try:
+            get_method("dense").factory(None, DistributedDataParallel(nn.Linear(2, 2)),
+                                        config, None)
+        except ValueError as err:
+            errors[label] = str(err)
+    return errors
+
+
+def test_a_config_that_disagrees_with_the_group_is_refused() -> None:
+    from pactrain.train.local_group import run_on_local_group
+
+    errors = run_on_local_group(_typed_by_hand, 2)
+    assert "has 2 ranks" in errors[0]["world_size"] and "has 2 ranks" in errors[1]["world_size"]
+    assert "rank" not in errors[0]  # rank 0 defaulted right by chance
+    assert "this is rank 1" in errors[1]["rank"]

@@ -45,6 +45,7 @@ imports all of them. Adding a method is adding a module here that calls
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable
@@ -99,6 +100,24 @@ class MethodConfig:
     probe_link: bool = True
     options: dict[str, Any] = field(default_factory=dict)
 
+    def check_group(self, process_group: Any) -> None:
+        """Refuse a world size or rank that disagrees with the live process group.
+
+        Why: both are typed by hand here; ``world_size=1`` on 2 ranks averages gradients
+        2x too large and a missing ``rank`` makes every rank rank 0, silently.
+        """
+        import torch.distributed as dist
+
+        if not (dist.is_available() and dist.is_initialized()):
+            return
+        world_size, rank = dist.get_world_size(process_group), dist.get_rank(process_group)
+        if (self.world_size, self.rank) != (world_size, rank):
+            raise ValueError(
+                f"MethodConfig(world_size={self.world_size}, rank={self.rank}) but the process "
+                f"group has {world_size} ranks and this is rank {rank}; pass "
+                "world_size=dist.get_world_size(), rank=dist.get_rank() (or use "
+                "pactrain.attach, which derives both)")
+
     def error_feedback_or(self, method_default: bool) -> bool:
         """The run's error-feedback choice, or ``method_default`` when it made none."""
         return method_default if self.error_feedback is None else self.error_feedback
@@ -142,6 +161,18 @@ class MethodSpec:
     lossy: bool = False
     description: str = ""
     options: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # every factory call checks the config against the live group first
+        factory = self.factory
+
+        @functools.wraps(factory)
+        def checked(process_group: Any, ddp_model: Any, config: MethodConfig,
+                    tracker: Any) -> CommMethod:
+            config.check_group(process_group)
+            return factory(process_group, ddp_model, config, tracker)
+
+        object.__setattr__(self, "factory", checked)
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Refuse option names this method does not read (typos, another method's)."""
