@@ -42,7 +42,7 @@ def forwarder(
     ),
     pcap: str = typer.Option(
         "", "--pcap", help="Write every face's frames to this pcap file (NDN over UDP 6363 "
-        "in Ethernet/IPv4 framing; Wireshark and tshark dissect it)."
+        "in Ethernet/IPv4 framing; Wireshark with NDN's ndn.lua dissects it)."
     ),
     route: list[str] = typer.Option(
         [], "--route", "-r",

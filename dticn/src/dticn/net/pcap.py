@@ -1,8 +1,9 @@
-"""pcap traces of a forwarder's faces, in a framing Wireshark and tshark dissect as NDN.
+"""pcap traces of a forwarder's faces, in the framing NDN's Wireshark dissector reads.
 
 Every frame a face receives or sends is written as Ethernet / IPv4 / UDP with both ports
-6363 (the NDN port; Wireshark's NDN dissector is registered on it) and the frame as the
-UDP payload, whatever the face's real link is (unix socket, TCP, UDP). Addresses name
+6363 (the NDN port; NDN's Lua dissector, ndn-tools' ``ndn.lua``, dissects UDP 6363;
+stock Wireshark 4.0 has no NDN dissector and shows UDP) and the frame as the UDP
+payload, whatever the face's real link is (unix socket, TCP, UDP). Addresses name
 the faces, not the real endpoints: the forwarder is 127.0.0.1, face ``N`` is
 ``10.<N>>16>.<N>>8 & 255>.<N & 255>`` (face 256 is 10.0.1.0), so ``ip.addr == 10.0.1.0``
 filters one face. Timestamps are wall-clock (what the injected ``wall_clock`` returns).
