@@ -54,13 +54,17 @@ def main() -> None:
         accuracy = (model(x_test).argmax(1) == y_test).float().mean().item()
     summary = pt.summary()
     zero = sum(int((m.weight == 0).sum()) for m in model if isinstance(m, nn.Linear))
-    print(json.dumps({"rank": accelerator.process_index,
-                      "world_size": accelerator.num_processes, "steps": summary["step"],
-                      "test_accuracy": accuracy, "density": summary["density"],
-                      "zero_weights": zero,
-                      "payload_bytes_per_step": summary["payload_bytes_per_step"],
-                      "weights_sum": float(sum(p.detach().double().sum()
-                                               for p in model.parameters()))}), flush=True)
+    # one line per rank, in rank order (concurrent prints would interleave)
+    for turn in range(accelerator.num_processes):
+        if turn == accelerator.process_index:
+            print(json.dumps({"rank": accelerator.process_index,
+                              "world_size": accelerator.num_processes, "steps": summary["step"],
+                              "test_accuracy": accuracy, "density": summary["density"],
+                              "zero_weights": zero,
+                              "payload_bytes_per_step": summary["payload_bytes_per_step"],
+                              "weights_sum": float(sum(p.detach().double().sum()
+                                                       for p in model.parameters()))}), flush=True)
+        accelerator.wait_for_everyone()
 
 
 if __name__ == "__main__":

@@ -61,12 +61,16 @@ def main() -> None:
         accuracy = (model.net(x_test).argmax(1) == y_test).float().mean().item()
     summary = callback.pactrain.summary()
     zero = sum(int((m.weight == 0).sum()) for m in model.net if isinstance(m, nn.Linear))
-    print(json.dumps({"rank": trainer.global_rank, "world_size": trainer.world_size,
-                      "steps": summary["step"], "test_accuracy": accuracy,
-                      "density": summary["density"], "zero_weights": zero,
-                      "payload_bytes_per_step": summary["payload_bytes_per_step"],
-                      "weights_sum": float(sum(p.detach().double().sum()
-                                               for p in model.parameters()))}), flush=True)
+    # one line per rank, in rank order (concurrent prints would interleave)
+    for turn in range(trainer.world_size):
+        if turn == trainer.global_rank:
+            print(json.dumps({"rank": trainer.global_rank, "world_size": trainer.world_size,
+                              "steps": summary["step"], "test_accuracy": accuracy,
+                              "density": summary["density"], "zero_weights": zero,
+                              "payload_bytes_per_step": summary["payload_bytes_per_step"],
+                              "weights_sum": float(sum(p.detach().double().sum()
+                                                       for p in model.parameters()))}), flush=True)
+        trainer.strategy.barrier()
 
 
 if __name__ == "__main__":

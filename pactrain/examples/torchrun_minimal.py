@@ -61,13 +61,17 @@ def main() -> None:
                    f"{args.checkpoint}.rank{rank}")
     zero_weights = sum(int((m.weight == 0).sum()) for m in model if isinstance(m, nn.Linear))
     summary = pt.summary()
-    print(json.dumps({
-        "rank": rank, "world_size": world_size, "steps": pt.step, "test_accuracy": accuracy,
-        "density": summary["density"], "zero_weights": zero_weights,
-        "payload_bytes_per_step": summary["payload_bytes_per_step"],
-        "tier_counts": summary.get("tier_counts"),
-        "weights_sum": float(sum(p.detach().double().sum() for p in model.parameters())),
-    }), flush=True)
+    # one line per rank, in rank order (concurrent prints would interleave)
+    for turn in range(world_size):
+        if turn == rank:
+            print(json.dumps({
+                "rank": rank, "world_size": world_size, "steps": pt.step, "test_accuracy": accuracy,
+                "density": summary["density"], "zero_weights": zero_weights,
+                "payload_bytes_per_step": summary["payload_bytes_per_step"],
+                "tier_counts": summary.get("tier_counts"),
+                "weights_sum": float(sum(p.detach().double().sum() for p in model.parameters())),
+            }), flush=True)
+        dist.barrier()
     dist.destroy_process_group()
 
 
