@@ -24,7 +24,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "edge profiles",            # the LoRa edge builder; the artifact and model profiles
     "experiments",              # the simulated world, metrics, runs
     "emulation",                # the emulated gateway
-    "commands",                 # the command line
+    "commands cli_options",     # the command line and its shared options
     "cli __init__",
 ))
 ROOT = Path(dticn.__file__).parent

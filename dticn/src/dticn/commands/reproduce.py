@@ -8,6 +8,8 @@ from typing import Any
 
 import typer
 
+from dticn.cli_options import CAP_RX, ENERGY_PROFILE
+
 QUICK = {"seeds": 4, "duration": "2h"}
 FULL = {"seeds": 10, "duration": "6h"}
 
@@ -32,12 +34,8 @@ def reproduce(
     profile: list[str] | None = typer.Option(
         None, "--profile", help="model (ours, default) or artifact (the artifact as it ran); "
         "repeat for both tables."),
-    cap_rx: bool | None = typer.Option(None, "--cap-rx/--no-cap-rx",
-                                       help="Node listens through the CAP (default: the "
-                                       "profile's: off)."),
-    energy_profile: str | None = typer.Option(
-        None, "--energy-profile", help="optimised (ours) or dsme-lora (DSME-LoRa's measured "
-        "per-event energy); default: the profile's (model: optimised, artifact: dsme-lora)."),
+    cap_rx: bool | None = CAP_RX,
+    energy_profile: str | None = ENERGY_PROFILE,
     sensitivity: bool = typer.Option(
         False, "--sensitivity", help="Instead of the tables: from each --profile (default "
         "artifact), switch one difference at a time to the other profile's value; prints "

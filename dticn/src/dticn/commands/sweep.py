@@ -8,6 +8,8 @@ from pathlib import Path
 
 import typer
 
+from dticn.cli_options import CAP_RX, ENERGY_PROFILE
+
 
 def _split(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
@@ -36,12 +38,8 @@ def sweep(
     json_out: Path | None = typer.Option(None, "--json", help="Write rows here."),
     profile: str = typer.Option("model", "--profile",
                                 help="model (ours) or artifact (the artifact as it ran)."),
-    cap_rx: bool | None = typer.Option(None, "--cap-rx/--no-cap-rx",
-                                       help="Node listens through the CAP (default: the "
-                                       "profile's: off)."),
-    energy_profile: str | None = typer.Option(
-        None, "--energy-profile", help="optimised (ours) or dsme-lora (DSME-LoRa's measured "
-        "per-event energy); default: the profile's (model: optimised, artifact: dsme-lora)."),
+    cap_rx: bool | None = CAP_RX,
+    energy_profile: str | None = ENERGY_PROFILE,
 ) -> None:
     """Run the grid (every combination of the given values) and print one row per point."""
     from rich.console import Console
