@@ -41,7 +41,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE
 from pactrain.masks import MaskTracker
-from pactrain.methods import CommMethod, MethodConfig, get_method
+from pactrain.methods import CommMethod, MethodConfig, apply_hook_momentum, get_method
 from pactrain.methods import attach as register_hook
 from pactrain.pruning import GradualPruner, PruningConfig
 
@@ -78,11 +78,8 @@ class AttachSettings:
     options: dict[str, Any] = field(default_factory=dict)
 
     def pruning(self) -> PruningConfig:
-        start = int(self.prune_start * self.total_steps)
-        end = max(start, int(self.prune_end * self.total_steps))
-        frequency = self.prune_frequency or max(1, (end - start) // 10)
-        return PruningConfig(final_sparsity=self.sparsity, start_step=start, end_step=end,
-                             frequency=frequency, scope=self.scope)
+        return PruningConfig.for_run(self.total_steps, self.sparsity, self.scope,
+                                     self.prune_start, self.prune_end, self.prune_frequency)
 
 
 #: Settings a checkpoint must match to be loaded (the others may change on resume).
@@ -266,11 +263,7 @@ def attach(
                           error_feedback=error_feedback, options=options)
     comm_method = spec.factory(group, ddp_model, config, tracker)
     register_hook(ddp_model, comm_method)
-    momentum = getattr(comm_method, "optimizer_momentum", None)
-    if momentum is not None:  # e.g. DGC applies momentum inside its hook
-        for param_group in optimizer.param_groups:
-            if "momentum" in param_group:
-                param_group["momentum"] = momentum
+    apply_hook_momentum(comm_method, optimizer)
     LOG.info("pactrain attached: method %s, sparsity %.2f over %d steps, rank %d of %d",
              method, sparsity, total_steps, rank, world_size)
     handle = PacTrain(ddp_model, optimizer, settings, comm_method, tracker)

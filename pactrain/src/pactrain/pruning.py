@@ -70,13 +70,15 @@ class PruningConfig:
             raise ValueError(f"scope must be 'global' or 'layer', got {self.scope!r}")
 
     @classmethod
-    def for_run(cls, steps: int, final_sparsity: float, scope: str = "global") -> PruningConfig:
-        """A schedule that prunes from 10% to 60% of a run of ``steps`` steps, ~10 updates."""
-        start = int(0.1 * steps)
-        end = max(start, int(0.6 * steps))
-        frequency = max(1, (end - start) // 10)
-        return cls(final_sparsity=final_sparsity, start_step=start, end_step=end,
-                   frequency=frequency, scope=scope)
+    def for_run(cls, steps: int, final_sparsity: float, scope: str = "global",
+                start: float = 0.1, end: float = 0.6,
+                frequency: int | None = None) -> PruningConfig:
+        """A schedule that prunes from ``start`` to ``end`` (fractions) of a run of
+        ``steps`` steps, every ``frequency`` steps (``None``: about 10 updates)."""
+        first = int(start * steps)
+        last = max(first, int(end * steps))
+        return cls(final_sparsity=final_sparsity, start_step=first, end_step=last,
+                   frequency=frequency or max(1, (last - first) // 10), scope=scope)
 
     def target_sparsity(self, step: int) -> float:
         """s_t of the cubic schedule (clamped before t0 and after t1)."""

@@ -238,6 +238,16 @@ class HookedMethod:
         return {**self.facts(), "comm_s_per_step": self.state.comm.seconds_per_step()}
 
 
+def apply_hook_momentum(method: CommMethod, optimizer: Any) -> None:
+    """Hand the optimizer the momentum a method wants it to use (e.g. DGC applies momentum
+    inside its hook, so the optimizer's must be 0); groups without momentum are left alone."""
+    momentum = getattr(method, "optimizer_momentum", None)
+    if momentum is not None:
+        for group in optimizer.param_groups:
+            if "momentum" in group:
+                group["momentum"] = momentum
+
+
 def attach(ddp_model: nn.Module, method: CommMethod) -> None:
     """Register ``method.hook`` on ``ddp_model``, refusing to do so once training started.
 

@@ -28,7 +28,7 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from pactrain.masks import MaskTracker
-from pactrain.methods import MethodConfig, attach, get_method
+from pactrain.methods import MethodConfig, apply_hook_momentum, attach, get_method
 from pactrain.models import get_model
 from pactrain.netns import read_own_counters, wire_per_step
 from pactrain.pruning import GradualPruner, PruningConfig
@@ -38,11 +38,8 @@ from pactrain.train.held_out import HeldOutCurve
 
 def pruning_config(config: RunConfig) -> PruningConfig:
     """The schedule of a run: from ``prune_start`` to ``prune_end`` of its steps."""
-    start = int(config.prune_start * config.steps)
-    end = max(start, int(config.prune_end * config.steps))
-    frequency = config.prune_frequency or max(1, (end - start) // 10)
-    return PruningConfig(final_sparsity=config.sparsity, start_step=start, end_step=end,
-                         frequency=frequency, scope=config.prune_scope)
+    return PruningConfig.for_run(config.steps, config.sparsity, config.prune_scope,
+                                 config.prune_start, config.prune_end, config.prune_frequency)
 
 
 def method_config(config: RunConfig, rank: int, world_size: int) -> MethodConfig:
@@ -168,10 +165,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
             method.load_state_dict(per_rank[rank])
     attach(ddp, method)
     on_step_end = getattr(method, "on_step_end", None)
-    hook_momentum = getattr(method, "optimizer_momentum", None)
-    if hook_momentum is not None:  # e.g. DGC applies momentum inside its hook
-        for group in optimizer.param_groups:
-            group["momentum"] = hook_momentum
+    apply_hook_momentum(method, optimizer)
 
     stream = spec.batches(rank, world_size, batch_size, config.seed,
                           start_step * config.accumulation)
