@@ -196,6 +196,11 @@ def stalled_ranks(beats: list[tuple[int, str]], stopped: Sequence[int] = ()) -> 
             "collective waiting for it (raise --collective-timeout only if it is just slow).")
 
 
+def _stall_report(procs: Sequence[subprocess.Popen], progress_path: Path) -> str:
+    """The sentence naming the stalled rank(s), read before the workers are killed."""
+    return stalled_ranks(read_heartbeats(progress_path, len(procs)), stopped_ranks(procs))
+
+
 def _wait(
     procs: list[subprocess.Popen], logs: list[Path], config: RunConfig,
     progress_path: Path, timeout_s: float, progress: bool,
@@ -215,8 +220,7 @@ def _wait(
             codes = [p.poll() for p in procs]
             for rank, code in enumerate(codes):
                 if code not in (None, 0):
-                    stalled = stalled_ranks(read_heartbeats(progress_path, len(procs)),
-                                            stopped_ranks(procs))
+                    stalled = _stall_report(procs, progress_path)
                     _kill_all(procs)
                     raise WorkerFailedError(
                         f"worker rank {rank} exited with status {code}.{stalled} "
@@ -228,8 +232,7 @@ def _wait(
             if all(code == 0 for code in codes):
                 return
             if time.monotonic() > deadline:
-                stalled = stalled_ranks(read_heartbeats(progress_path, len(procs)),
-                                        stopped_ranks(procs))
+                stalled = _stall_report(procs, progress_path)
                 _kill_all(procs)
                 raise TrainingTimeoutError(
                     f"training did not finish within {timeout_s:.0f} s; killed all workers."
