@@ -12,16 +12,16 @@ Upper interface: ``send(dest, payload, slot="gts"|"cap", on_result=cb)``,
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from dticn.mac.ack import AckWait
 from dticn.mac.cap import CapAccess
 from dticn.mac.config import MacConfig
 from dticn.mac.endpoint import MacEndpoint
 from dticn.mac.frames import BROADCAST, Frame, FrameKind, RxMeta
-from dticn.mac.gts import ALLOCATORS, CapacityError, Direction, Gts, GtsTable
+from dticn.mac.gts import ALLOCATORS, CapacityError, Direction, GtsTable
+from dticn.mac.gts_sender import DownlinkGts, GtsQueue
 from dticn.mac.platform import MacObserver, MacRequest, Platform, Status
 from dticn.phy.airtime import time_on_air
 from dticn.phy.medium import Transmission
@@ -42,10 +42,6 @@ class DsmeCoordinator(MacEndpoint):
         self.send_beacons = beacons
         self.cap = CapAccess(platform, config, self._cap_finished, self._cap_event)
         self._cap_requests: dict[int, MacRequest] = {}
-        self.downlink_queues: dict[int, deque[MacRequest]] = {}
-        self._downlink_busy: set[int] = set()
-        self._downlink_inflight: dict[int, MacRequest] = {}
-        self._downlink_acks: dict[int, AckWait] = {}
         self._frames: dict[int, Frame] = {}
         self._seq = 0
         self._last_seq: dict[int, int] = {}
@@ -55,6 +51,17 @@ class DsmeCoordinator(MacEndpoint):
         self.acks_sent = 0
         self.ack_s = time_on_air(platform.phy, config.ack_bytes)
         self.beacon_s = time_on_air(platform.phy, config.beacon_bytes)
+        toa = partial(time_on_air, platform.phy)
+        self.downlink_gts = DownlinkGts(
+            platform, config, table, ack_s=self.ack_s,
+            new_queue=lambda: GtsQueue(platform, config, toa=toa,
+                                       build_frame=self._data_frame, emit=self._emit,
+                                       finish=self._finish))
+
+    @property
+    def downlink_queues(self) -> dict[int, GtsQueue]:
+        """Downlink requests waiting per node (the gateway scheme reads their lengths)."""
+        return self.downlink_gts.queues
 
     # -- upper interface ----------------------------------------------------------------
     def send(self, dest: int, payload: bytes, *, slot: str = "gts",
@@ -74,8 +81,7 @@ class DsmeCoordinator(MacEndpoint):
                     f"node {dest} has no downlink GTS; allocate one (scenario downlink=True) "
                     "or send in the CAP (slot='cap', the node must keep its receiver on)"
                 )
-            self.downlink_queues.setdefault(dest, deque()).append(req)
-            self._kick_downlink(dest)
+            self.downlink_gts.submit(dest, req)
         elif slot == "cap":
             frame = self._data_frame(req)
             self._cap_requests[id(frame)] = req
@@ -113,65 +119,6 @@ class DsmeCoordinator(MacEndpoint):
             req.attempts = attempts
             self._finish(req, status)
 
-    # -- downlink GTS -------------------------------------------------------------------
-    def _kick_downlink(self, node: int) -> None:
-        if node in self._downlink_busy or not self.downlink_queues.get(node):
-            return
-        self._downlink_busy.add(node)
-        now = self.p.clock.now()
-        when = self.table.next_slot_time(node, Direction.DOWN, now + self.cfg.turnaround_s)
-        assert when is not None
-        cell = min(self.table.of(node, Direction.DOWN),
-                   key=lambda g: abs(g.offset(self.cfg.timing)
-                                     - when % self.cfg.timing.multisuperframe_s))
-        self.p.clock.call_later(when + self.cfg.turnaround_s - now, self._downlink_send,
-                                node, cell)
-
-    def _downlink_send(self, node: int, cell: Gts) -> None:
-        queue = self.downlink_queues[node]
-        req = queue[0]
-        now = self.p.clock.now()
-        if not self.p.duty.allowed(cell.channel, now):
-            self.p.duty.deferrals += 1
-            self._downlink_busy.discard(node)
-            self._emit("duty_cycle_deferral", req)
-            self.p.clock.call_later(self.cfg.timing.slot_s, self._kick_downlink, node)
-            return
-        frame = self._frames.get(id(req))
-        if frame is None:   # retransmissions reuse the frame and its sequence number
-            frame = self._frames[id(req)] = self._data_frame(req)
-        toa = time_on_air(self.p.phy, frame.psdu_bytes)
-        self.p.duty.record(cell.channel, now, toa)
-        req.attempts += 1
-        self._emit("tx", req, airtime_s=toa, slot="gts", attempt=req.attempts)
-        ack = self._downlink_acks.get(node)
-        if ack is None:
-            ack = self._downlink_acks[node] = AckWait(self.p, 2 * self.cfg.turnaround_s
-                                                      + self.ack_s)
-        # it listens by schedule, not after its own frame: the window counts the airtime in
-        ack.expect(frame.seq, lambda: self._downlink_delivered(node),
-                   lambda: self._downlink_timeout(node),
-                   after_s=toa + 2 * self.cfg.turnaround_s + self.ack_s)
-        self._downlink_inflight[node] = req
-        self.p.radio.transmit(cell.channel, node, frame, toa, lambda: None)
-
-    def _downlink_delivered(self, node: int) -> None:
-        req = self._downlink_inflight.pop(node)
-        self.downlink_queues[node].popleft()
-        self._downlink_busy.discard(node)
-        self._finish(req, Status.DELIVERED)
-        self._kick_downlink(node)
-
-    def _downlink_timeout(self, node: int) -> None:
-        req = self._downlink_inflight.pop(node)
-        self._downlink_busy.discard(node)
-        if req.attempts > self.cfg.csma.max_frame_retries:
-            self.downlink_queues[node].popleft()
-            self._finish(req, Status.NO_ACK)
-        else:
-            self._emit("retry", req, retries=req.attempts)
-        self._kick_downlink(node)
-
     # -- medium (Listener protocol) ----------------------------------------------------
     def listening(self, channel: int, sf: int, start: float) -> bool:
         radio = self.p.radio
@@ -195,7 +142,7 @@ class DsmeCoordinator(MacEndpoint):
         if cell is None:
             return False
         # Uplink cells: always; downlink cells: while an ACK from that node is awaited.
-        return cell.direction is Direction.UP or cell.device in self._downlink_inflight
+        return cell.direction is Direction.UP or cell.device in self.downlink_gts.inflight
 
     def preamble(self, tx: Transmission) -> None:
         return None
@@ -203,8 +150,7 @@ class DsmeCoordinator(MacEndpoint):
     def deliver(self, tx: Transmission, rssi_dbm: float, margin_db: float) -> None:
         frame = tx.frame
         if frame.kind is FrameKind.ACK:
-            ack = self._downlink_acks.get(frame.src)
-            if ack is None or not ack.on_ack(frame.seq):
+            if not self.downlink_gts.on_ack(frame.src, frame.seq):
                 self.cap.on_ack(frame.seq)
             return
         if frame.ack_request:

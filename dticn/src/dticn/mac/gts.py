@@ -37,6 +37,23 @@ class Gts:
         return timing.gts_offset(self.superframe, self.slot)
 
 
+def next_slot(cells: Iterable[Gts], timing: DsmeTiming, after: float) -> float | None:
+    """Start of the first of ``cells`` at or after ``after`` (None: no cells).
+
+    One function for both ends of a link, so the device's own wait and the coordinator's
+    hint for it (RICE) can never disagree.
+    """
+    times = [timing.next_periodic(g.offset(timing), timing.multisuperframe_s, after)
+             for g in cells]
+    return min(times) if times else None
+
+
+def cell_at(cells: Iterable[Gts], timing: DsmeTiming, when: float) -> Gts:
+    """The one of ``cells`` whose slot starts at ``when`` (a time :func:`next_slot` gave)."""
+    offset = when % timing.multisuperframe_s
+    return min(cells, key=lambda g: abs(g.offset(timing) - offset))
+
+
 class CapacityError(ValueError):
     """The schedule cannot hold the requested GTS."""
 
@@ -109,10 +126,7 @@ class GtsTable:
 
     def next_slot_time(self, device: int, direction: Direction, after: float) -> float | None:
         """Start of the device's next GTS in ``direction`` at or after ``after`` (None: none)."""
-        period = self.timing.multisuperframe_s
-        times = [self.timing.next_periodic(g.offset(self.timing), period, after)
-                 for g in self.of(device, direction)]
-        return min(times) if times else None
+        return next_slot(self.of(device, direction), self.timing, after)
 
     def cells_in_order(self) -> Iterator[tuple[int, int]]:
         """(superframe, slot) pairs, spreading consecutive picks across superframes."""
