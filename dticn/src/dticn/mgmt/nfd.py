@@ -1,15 +1,22 @@
-"""Enough of NFD's management protocol for unmodified NDN apps to register prefixes.
+"""Enough of NFD's management protocol for unmodified NDN apps and NFD's tools.
 
 Handled commands: ``/localhost/nfd/rib/register`` and ``/localhost/nfd/rib/unregister``
-(both the signed-Interest v0.3 form python-ndn 0.5 sends and the older four-component
-form), answered with a ControlResponse (status 200 and the effective
-ControlParameters). ``/localhop/nfd/...`` is accepted the same way. Anything else under
-``/localhost/nfd`` gets status 501. Command signatures are not verified (known gap:
-DT-ICN runs on hosts where any local app may register), so registration is accepted only
-from local faces (403 otherwise, ``/localhop`` included: without a verified signature a
-remote peer cannot be trusted with our FIB), and each face may hold at most
-``ForwarderConfig.routes_per_face`` routes (403 beyond), so one app registering
-thousands of prefixes cannot use up the FIB for every other app.
+(the signed-Interest v0.3 form, the v0.2 command-Interest form python-ndn's
+``NDNApp.register`` sends, and the unsigned five-component form), answered with a
+ControlResponse (status 200 and the effective ControlParameters). ``/localhop/nfd/...``
+is accepted the same way. Anything else under ``/localhost/nfd`` gets status 501.
+
+Security: commands are accepted only from local faces (403 otherwise, ``/localhop``
+included), and their signatures are checked by :class:`dticn.mgmt.command_auth.
+CommandAuthenticator` (403 with the reason when malformed, wrongly computed, untrusted
+under ``--trust-anchor`` keys, stale or replayed; each counted as a drop). Each requesting
+face may hold at most ``ForwarderConfig.routes_per_face`` routes (403 beyond;
+:mod:`dticn.mgmt.route_charges` charges the requester, also when it registers for another
+face), so one app registering thousands of prefixes cannot use up the FIB.
+
+Datasets (:mod:`dticn.mgmt.status`, :mod:`dticn.mgmt.listings`): ``status/general``,
+``status/dticn``, ``faces/list`` and ``fib/list``, versioned and segmented
+(:mod:`dticn.mgmt.segments`).
 
 The manager sits behind an internal face (id 1) with a FIB route for
 ``/localhost/nfd``, as NFD's does; the requesting face comes in the NDNLPv2
@@ -27,7 +34,12 @@ from types import MappingProxyType
 
 from dticn.forwarder.face import Face, FaceScope
 from dticn.forwarder.forwarder import Forwarder
-from dticn.mgmt.status import Dataset, dataset_reply, general_status, json_status
+from dticn.mgmt.command_auth import CommandAuthenticator, CommandRefused
+from dticn.mgmt.face_traffic import FaceTraffic
+from dticn.mgmt.listings import faces_list, fib_list
+from dticn.mgmt.route_charges import RouteCharges
+from dticn.mgmt.segments import DatasetPublisher
+from dticn.mgmt.status import Dataset, general_status, json_status
 from dticn.packets import Data, DecodeError, Interest, LpPacket, decode_packet, name_to_str
 from dticn.packets.name import (
     TYPE_NAME,
@@ -125,12 +137,14 @@ class NfdManagement:
     """RIB management (register/unregister) on top of a forwarder's FIB, and the status
     datasets of :mod:`dticn.mgmt.status`.
 
-    ``wall_clock`` gives the datasets' timestamps (seconds since the epoch); injected so
-    the manager has no clock of its own.
+    ``wall_clock`` gives the datasets' timestamps and the commands' freshness (seconds
+    since the epoch); injected so the manager has no clock of its own. ``authenticator``
+    checks command signatures (default: no trust anchor, NFD's localhost default).
     """
 
     def __init__(
-        self, forwarder: Forwarder, wall_clock: Callable[[], float] = time.time
+        self, forwarder: Forwarder, wall_clock: Callable[[], float] = time.time,
+        authenticator: CommandAuthenticator | None = None,
     ) -> None:
         self.forwarder = forwarder
         self.face = ManagementFace(self)
@@ -141,9 +155,18 @@ class NfdManagement:
         self._localhop_nfd = name_from_str("/localhop/nfd")
         self._wall_clock = wall_clock
         self.started = wall_clock()
+        self.authenticator = authenticator or CommandAuthenticator(wall_clock=wall_clock)
+        self.traffic = FaceTraffic(forwarder)
+        self.charges = RouteCharges(forwarder)
+        self.publisher = DatasetPublisher()
+        fw, started = forwarder, self.started
         self._datasets: dict[tuple[bytes, ...], Dataset] = {
-            name_from_str("/localhost/nfd/status/general"): general_status,
-            name_from_str("/localhost/nfd/status/dticn"): json_status,
+            name_from_str("/localhost/nfd/status/general"):
+                lambda now: general_status(fw, started, now),
+            name_from_str("/localhost/nfd/status/dticn"):
+                lambda now: json_status(fw, started, now, self.traffic),
+            name_from_str("/localhost/nfd/faces/list"): lambda now: faces_list(fw, self.traffic),
+            name_from_str("/localhost/nfd/fib/list"): lambda now: fib_list(fw),
         }
 
     def on_frame(self, frame: bytes) -> None:
@@ -169,7 +192,9 @@ class NfdManagement:
         dataset = self._datasets.get(name)
         if dataset is not None:
             now = self._wall_clock()
-            return dataset_reply(interest, dataset(self.forwarder, self.started, now), now)
+            return self.publisher.publish(name, dataset(now), int(now * 1000))
+        if len(name) > 2 and name[:-2] in self._datasets:
+            return self.publisher.find(name)  # a later segment; None if no longer kept
         if name[:2] not in (self._localhost_nfd, self._localhop_nfd) or len(name) < 4:
             return self._reply(interest, control_response(501, "Unsupported command"))
         module = _component_value(name[2])
@@ -183,7 +208,18 @@ class NfdManagement:
             params = ControlParameters.decode(_component_value(name[4]))
         except DecodeError as exc:
             return self._reply(interest, control_response(400, f"Malformed parameters: {exc}"))
-        code, text, body = handler(self, params, in_face_id)
+        requester = self.forwarder.faces.get(in_face_id)
+        if requester is None or not requester.is_local:
+            self.forwarder.counters.drop("registration_not_local")
+            return self._reply(interest, control_response(
+                403, "Prefix registration is accepted only from local faces"))
+        try:
+            self.authenticator.check(interest, in_face_id)
+        except CommandRefused as refused:
+            self.forwarder.counters.drop(refused.reason)
+            log.debug("management: face %d command refused: %s", in_face_id, refused.text)
+            return self._reply(interest, control_response(403, refused.text))
+        code, text, body = handler(self, params, requester)
         log.debug("management %s/%s %s -> %d", module.decode(errors="replace"),
                  verb.decode(errors="replace"),
                  name_to_str(params.name) if params.name else "-", code)
@@ -193,29 +229,32 @@ class NfdManagement:
         return Data(name=interest.name, content=content)
 
     def rib_register(
-        self, params: ControlParameters, in_face_id: int
+        self, params: ControlParameters, requester: Face
     ) -> tuple[int, str, ControlParameters | None]:
-        """Add a route for ``params.name`` via the requesting (or given) face."""
+        """Add a route for ``params.name`` via the requesting face, or via the face
+        ``params.face_id`` names (NFD lets a local app register for another face); the
+        route is charged to the requester (:mod:`dticn.mgmt.route_charges`)."""
         if params.name is None:
             return 400, "Name is required", None
         fw = self.forwarder
-        requester = fw.faces.get(in_face_id)
-        if requester is None or not requester.is_local:
-            fw.counters.drop("registration_not_local")
-            return 403, "Prefix registration is accepted only from local faces", None
-        face_id = params.face_id or in_face_id
-        if face_id not in fw.faces:
+        face_id = params.face_id or requester.face_id
+        target = fw.faces.get(face_id)
+        if target is None:
             return 410, f"Face {face_id} not found", None
         cost = params.cost or 0
+        route = (params.name, face_id)
+        is_new = not _has_route(fw, params.name, face_id)
         cap = fw.config.routes_per_face
-        if fw.fib.route_count(face_id) >= cap and not _has_route(fw, params.name, face_id):
+        if is_new and self.charges.count(requester.face_id) >= cap:
             fw.counters.drop("routes_per_face")
-            return 403, (f"Face {face_id} already holds {cap} routes; unregister some or "
-                         "raise routes_per_face"), None
+            return 403, (f"Face {requester.face_id} already registered {cap} routes; "
+                         "unregister some or raise routes_per_face"), None
         try:
             self.forwarder.add_route(params.name, face_id, cost)
         except OverflowError as exc:
             return 503, str(exc), None
+        if is_new:
+            self.charges.charge(requester, route, target)
         body = ControlParameters(
             name=params.name, face_id=face_id, origin=params.origin or 0, cost=cost,
             flags=params.flags if params.flags is not None else ROUTE_FLAG_CHILD_INHERIT,
@@ -223,13 +262,14 @@ class NfdManagement:
         return 200, "OK", body
 
     def rib_unregister(
-        self, params: ControlParameters, in_face_id: int
+        self, params: ControlParameters, requester: Face
     ) -> tuple[int, str, ControlParameters | None]:
         """Remove the route for ``params.name`` via the requesting (or given) face."""
         if params.name is None:
             return 400, "Name is required", None
-        face_id = params.face_id or in_face_id
+        face_id = params.face_id or requester.face_id
         self.forwarder.fib.erase(params.name, face_id)
+        self.charges.release((params.name, face_id))
         body = ControlParameters(name=params.name, face_id=face_id, origin=params.origin or 0)
         return 200, "OK", body
 

@@ -10,8 +10,9 @@ Two names, both answered by :class:`dticn.mgmt.nfd.NfdManagement` from local fac
   no field for: drops by reason, ``lifetimes_capped``, the configured limits and, per face,
   its packet counters, pending Interests and routes. ``dticn status`` prints it.
 
-Replies are one segment under a version component (``<name>/v=<ms>/seg=0``, FinalBlockId
-``seg=0``), as NFD's datasets are; the requester sends CanBePrefix and MustBeFresh.
+Replies are versioned and segmented as NFD's (:mod:`dticn.mgmt.segments`); the
+requester sends CanBePrefix and MustBeFresh and fetches further segments if any.
+NFD's ``faces/list`` and ``fib/list`` are in :mod:`dticn.mgmt.listings`.
 """
 
 from __future__ import annotations
@@ -21,17 +22,14 @@ import json
 from collections.abc import Callable
 
 from dticn.forwarder.forwarder import Forwarder
-from dticn.packets import Data, Interest
-from dticn.packets.tlv import encode_tlv, encode_uint
-
-TYPE_VERSION_COMPONENT = 0x36
-TYPE_SEGMENT_COMPONENT = 0x32
-DATASET_FRESHNESS_MS = 1000
-"""NFD's status datasets stay fresh for 1 s."""
+from dticn.mgmt.face_traffic import FaceTraffic
 
 
-def forwarder_status(fw: Forwarder, started: float, now: float) -> dict[str, object]:
-    """Every counter, table size, limit and face of ``fw`` as plain data."""
+def forwarder_status(
+    fw: Forwarder, started: float, now: float, traffic: FaceTraffic | None = None
+) -> dict[str, object]:
+    """Every counter, table size, limit and face of ``fw`` as plain data (with
+    ``traffic``, each face's packets by kind too)."""
     cfg = fw.config
     faces = []
     for face_id, face in sorted(fw.faces.items()):
@@ -41,6 +39,8 @@ def forwarder_status(fw: Forwarder, started: float, now: float) -> dict[str, obj
             "pending_interests": fw.pit.in_record_count(face_id),
             "routes": fw.fib.route_count(face_id),
         })
+        if traffic is not None:
+            faces[-1]["packets"] = dataclasses.asdict(traffic.counts(face))
     return {
         "uptime_s": round(now - started, 3),
         "tables": {"faces": len(fw.faces), "fib": len(fw.fib), "pit": len(fw.pit),
@@ -79,17 +79,12 @@ def general_status(fw: Forwarder, started: float, now: float) -> bytes:
     return bytes(st.encode())
 
 
-def json_status(fw: Forwarder, started: float, now: float) -> bytes:
+def json_status(
+    fw: Forwarder, started: float, now: float, traffic: FaceTraffic | None = None
+) -> bytes:
     """:func:`forwarder_status` as UTF-8 JSON."""
-    return json.dumps(forwarder_status(fw, started, now), sort_keys=True).encode()
+    return json.dumps(forwarder_status(fw, started, now, traffic), sort_keys=True).encode()
 
 
-Dataset = Callable[[Forwarder, float, float], bytes]
-
-
-def dataset_reply(interest: Interest, content: bytes, now: float) -> Data:
-    """One-segment reply under a version component, as NFD's datasets."""
-    version = encode_tlv(TYPE_VERSION_COMPONENT, encode_uint(int(now * 1000)))
-    segment = encode_tlv(TYPE_SEGMENT_COMPONENT, b"\x00")
-    return Data(name=(*interest.name, version, segment), content=content,
-                freshness_ms=DATASET_FRESHNESS_MS, final_block_id=segment)
+Dataset = Callable[[float], bytes]
+"""Builds one dataset's content; the argument is the wall-clock time (epoch seconds)."""

@@ -1,0 +1,88 @@
+"""NFD's ``faces/list`` and ``fib/list`` datasets, in NFD's TLV (python-ndn's models).
+
+* ``/localhost/nfd/faces/list``: one FaceStatus block per face (FaceId, Uri, LocalUri,
+  FaceScope, FacePersistency, LinkType, [Mtu], the six packet counters, NInBytes,
+  NOutBytes, Flags), https://redmine.named-data.net/projects/nfd/wiki/FaceMgmt
+  "Face Dataset".
+* ``/localhost/nfd/fib/list``: one FibEntry block per prefix with its NextHopRecords
+  (FaceId, Cost), https://redmine.named-data.net/projects/nfd/wiki/FibMgmt "FIB Dataset".
+
+Persistency is what the face's origin says: the internal face (ids below
+:data:`dticn.forwarder.forwarder.FIRST_FACE_ID`) and dialed UDP faces are permanent; every
+other face was created when a peer connected, NFD's on-demand. (A dialed TCP or unix face
+carries no mark of having been dialed, so it is listed as on-demand too.)
+"""
+
+from __future__ import annotations
+
+from ndn.app_support.nfd_mgmt import (
+    FaceFlags,
+    FaceLinkType,
+    FacePersistency,
+    FaceScope,
+    FaceStatus,
+    FaceStatusMsg,
+    FibEntry,
+    FibStatus,
+    NextHopRecord,
+)
+
+from dticn.forwarder.face import Face, LinkType
+from dticn.forwarder.forwarder import FIRST_FACE_ID, Forwarder
+from dticn.mgmt.face_traffic import FaceTraffic
+
+_LINK_TYPES = {LinkType.POINT_TO_POINT: FaceLinkType.POINT_TO_POINT,
+               LinkType.MULTI_ACCESS: FaceLinkType.MULTI_ACCESS}
+
+
+def persistency(face: Face) -> FacePersistency:
+    """NFD's persistency of ``face`` (see the module docstring)."""
+    if face.face_id < FIRST_FACE_ID or getattr(face, "permanent", False):
+        return FacePersistency.PERMANENT
+    return FacePersistency.ON_DEMAND
+
+
+def face_status(face: Face, traffic: FaceTraffic) -> FaceStatus:
+    """One FaceStatus block."""
+    st = FaceStatus()
+    st.face_id = face.face_id
+    st.uri = face.uri
+    st.local_uri = face.local_uri
+    st.face_scope = FaceScope.LOCAL if face.is_local else FaceScope.NON_LOCAL
+    st.face_persistency = persistency(face)
+    st.link_type = _LINK_TYPES[face.link_type]
+    if face.mtu is not None:
+        st.mtu = face.mtu
+    packets = traffic.counts(face)
+    st.n_in_interests, st.n_in_data = packets.in_interests, packets.in_data
+    st.n_in_nacks = packets.in_nacks
+    st.n_out_interests, st.n_out_data = packets.out_interests, packets.out_data
+    st.n_out_nacks = packets.out_nacks
+    st.n_in_bytes, st.n_out_bytes = face.counters.in_bytes, face.counters.out_bytes
+    st.flags = FaceFlags.LOCAL_FIELDS_ENABLED if face.wants_incoming_face_id else FaceFlags(0)
+    return st
+
+
+def faces_list(fw: Forwarder, traffic: FaceTraffic) -> bytes:
+    """The ``faces/list`` dataset: every face, by id."""
+    msg = FaceStatusMsg()
+    msg.face_status = [face_status(face, traffic) for _, face in sorted(fw.faces.items())]
+    return bytes(msg.encode())
+
+
+def fib_list(fw: Forwarder) -> bytes:
+    """The ``fib/list`` dataset: every FIB prefix with its next hops (cheapest first)."""
+    msg = FibStatus()
+    entries = []
+    for fib_entry in fw.fib:
+        entry = FibEntry()
+        entry.name = list(fib_entry.prefix)
+        hops = []
+        for hop in fib_entry.nexthops:
+            record = NextHopRecord()
+            record.face_id, record.cost = hop.face_id, hop.cost
+            hops.append(record)
+        entry.next_hop_records = hops
+        entries.append(entry)
+    msg.entries = entries
+    return bytes(msg.encode())
