@@ -24,6 +24,8 @@ class ForwarderCounters:
     aggregated: int = 0
     lifetimes_capped: int = 0
     drops: Counter[str] = field(default_factory=Counter)
+    cs_evictions: Counter[str] = field(default_factory=Counter)
+    """Content Store evictions by reason (``capacity``, ``face_quota``)."""
 
     def drop(self, reason: str) -> None:
         """Count one dropped packet for ``reason``."""
@@ -35,7 +37,7 @@ class ForwarderCounters:
         only in :meth:`status`)."""
         out: dict[str, object] = {
             k: getattr(self, k) for k in self.__dataclass_fields__
-            if k not in ("drops", *_STATUS_ONLY)
+            if k not in ("drops", "cs_evictions", *_STATUS_ONLY)
         }
         out["drops"] = dict(self.drops)
         return out
@@ -44,6 +46,7 @@ class ForwarderCounters:
         """Every counter (what the running forwarder reports)."""
         out = self.as_dict()
         out.update({k: getattr(self, k) for k in _STATUS_ONLY})
+        out["cs_evictions"] = dict(self.cs_evictions)
         return out
 
 

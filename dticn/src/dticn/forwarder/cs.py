@@ -1,15 +1,26 @@
 """Content Store: bounded LRU cache of Data, plus pinned entries, with freshness.
 
 Pinned entries (a gateway keeping pushed or prefetched Data for a consumer that comes
-back after a wait hint) are never evicted by LRU; they have their own bound. Lookups
-with CanBePrefix use a sorted list of names: names sharing a prefix are contiguous in
-tuple order, so a bisect finds the first candidate.
+back after a wait hint) are never evicted by LRU; they have their own bound.
+
+Every LRU entry is charged to the face its Data came from; with ``face_quota`` set, a
+face that already holds that many entries replaces its own least recently used one
+instead of the whole cache's, so one producer face answering a flood of Interests
+cannot evict every other face's Data (evictions are counted by reason in
+``evictions``: ``capacity``, ``face_quota``). Locally injected Data (no face) is not
+charged.
+
+Exact-name lookups are dict probes. CanBePrefix lookups need names ordered by prefix;
+that index (a name tree, :class:`_NameTree`) is built only when the first CanBePrefix
+lookup comes and kept from then on, so a cache that is only asked for exact names does
+no prefix bookkeeping on insert and evict (it used to keep a sorted list, an O(n)
+insert).
 """
 
 from __future__ import annotations
 
-import bisect
-from collections import OrderedDict
+from collections import Counter, OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dticn.packets.name import TYPE_IMPLICIT_SHA256, Name
@@ -18,55 +29,158 @@ from dticn.packets.ndn import Data, Interest, implicit_digest
 
 @dataclass(slots=True)
 class CsEntry:
-    """A cached Data, when it turns stale, and whether it is pinned."""
+    """A cached Data, when it turns stale, whether it is pinned, and the face charged."""
 
     data: Data
     stale_at: float
     pinned: bool = False
+    face_id: int | None = None
+
+
+class _NameTree:
+    """Names as a tree of components, for "every stored name under this prefix" in
+    name order. A node is a dict from component to child node; the key ``None`` marks
+    that the path to the node is a stored name."""
+
+    __slots__ = ("_root",)
+
+    def __init__(self) -> None:
+        self._root: dict[bytes | None, dict] = {}
+
+    def add(self, name: Name) -> None:
+        node = self._root
+        for comp in name:
+            child = node.get(comp)
+            if child is None:
+                child = node[comp] = {}
+            node = child
+        node[None] = {}
+
+    def remove(self, name: Name) -> None:
+        path = []
+        node = self._root
+        for comp in name:
+            child = node.get(comp)
+            if child is None:
+                return
+            path.append((node, comp))
+            node = child
+        node.pop(None, None)
+        while path and not node:
+            parent, comp = path.pop()
+            del parent[comp]
+            node = parent
+
+    def under(self, prefix: Name) -> Iterator[Name]:
+        """Stored names starting with ``prefix``, in tuple (component byte) order."""
+        node = self._root
+        for comp in prefix:
+            node = node.get(comp)  # type: ignore[assignment]
+            if node is None:
+                return
+        stack: list[tuple[Name, dict]] = [(prefix, node)]
+        while stack:
+            name, node = stack.pop()
+            if None in node:
+                yield name
+            children = sorted((c for c in node if c is not None), reverse=True)
+            stack.extend(((*name, c), node[c]) for c in children)
 
 
 class ContentStore:
-    """insert/find/erase on Data by name; bounded (``capacity`` + ``pinned_capacity``)."""
+    """insert/find/erase on Data by name; bounded (``capacity`` + ``pinned_capacity``).
 
-    def __init__(self, capacity: int = 10_000, pinned_capacity: int = 1_000) -> None:
+    Args:
+        capacity: LRU entries (0 disables caching of unpinned Data).
+        pinned_capacity: pinned entries.
+        face_quota: most LRU entries charged to one face (None: no per-face bound).
+        evictions: where evictions are counted by reason (the forwarder passes its
+            counters' ``cs_evictions``).
+    """
+
+    def __init__(
+        self, capacity: int = 10_000, pinned_capacity: int = 1_000,
+        face_quota: int | None = None, evictions: Counter[str] | None = None,
+    ) -> None:
         if capacity < 0 or pinned_capacity < 0:
             raise ValueError("CS capacities must be >= 0 (0 disables caching)")
+        if face_quota is not None and face_quota < 1:
+            raise ValueError(f"CS face quota must be >= 1 entry (or None), got {face_quota}")
         self.capacity = capacity
         self.pinned_capacity = pinned_capacity
+        self.face_quota = face_quota
+        self.evictions: Counter[str] = Counter() if evictions is None else evictions
         self._lru: OrderedDict[Name, CsEntry] = OrderedDict()
         self._pinned: dict[Name, CsEntry] = {}
-        self._names: list[Name] = []
+        self._by_face: dict[int, dict[Name, None]] = {}
+        """LRU names charged to each face, least recently used first."""
+        self._tree: _NameTree | None = None
         self.hits = 0
         self.misses = 0
 
     def __len__(self) -> int:
         return len(self._lru) + len(self._pinned)
 
-    def insert(self, data: Data, now: float, *, pinned: bool = False) -> bool:
-        """Cache ``data``; return False when it cannot be stored (pinned area full)."""
+    def face_entries(self, face_id: int) -> int:
+        """LRU entries charged to ``face_id``."""
+        return len(self._by_face.get(face_id, ()))
+
+    def insert(
+        self, data: Data, now: float, *, pinned: bool = False, face_id: int | None = None
+    ) -> bool:
+        """Cache ``data`` (charged to ``face_id``, the face it came from); return False
+        when it cannot be stored (pinned area full, or caching disabled)."""
         fresh = (data.freshness_ms or 0) / 1000.0
-        entry = CsEntry(data, now + fresh, pinned)
         name = data.name
-        existed = name in self._lru or name in self._pinned
+        lru = self._lru
         if pinned:
             if name not in self._pinned and len(self._pinned) >= self.pinned_capacity:
                 return False
-            self._lru.pop(name, None)
-            self._pinned[name] = entry
-        else:
-            if self.capacity == 0:
-                return False
-            if name in self._pinned:
-                self._pinned[name] = CsEntry(data, entry.stale_at, True)
-                return True
-            self._lru[name] = entry
-            self._lru.move_to_end(name)
-            while len(self._lru) > self.capacity:
-                old, _ = self._lru.popitem(last=False)
-                self._remove_name(old)
-        if not existed:
-            bisect.insort(self._names, name)
+            old = lru.pop(name, None)
+            if old is not None:
+                self._uncharge(old)
+            elif self._tree is not None and name not in self._pinned:
+                self._tree.add(name)
+            self._pinned[name] = CsEntry(data, now + fresh, True)
+            return True
+        if self.capacity == 0:
+            return False
+        if name in self._pinned:
+            self._pinned[name] = CsEntry(data, now + fresh, True)
+            return True
+        old = lru.pop(name, None)
+        if old is not None:
+            self._uncharge(old)
+        elif self._tree is not None:
+            self._tree.add(name)
+        lru[name] = CsEntry(data, now + fresh, False, face_id)
+        if face_id is not None:
+            mine = self._by_face.get(face_id)
+            if mine is None:
+                mine = self._by_face[face_id] = {}
+            mine[name] = None
+            quota = self.face_quota
+            if quota is not None and len(mine) > quota:
+                self._evict(next(iter(mine)), "face_quota")
+        while len(lru) > self.capacity:
+            self._evict(next(iter(lru)), "capacity")
         return True
+
+    def _evict(self, name: Name, reason: str) -> None:
+        entry = self._lru.pop(name)
+        self._uncharge(entry)
+        if self._tree is not None:
+            self._tree.remove(name)
+        self.evictions[reason] += 1
+
+    def _uncharge(self, entry: CsEntry) -> None:
+        if entry.face_id is None:
+            return
+        mine = self._by_face.get(entry.face_id)
+        if mine is not None:
+            mine.pop(entry.data.name, None)
+            if not mine:
+                del self._by_face[entry.face_id]
 
     def find(self, interest: Interest, now: float) -> Data | None:
         """The Data that satisfies ``interest`` (freshness honoured), or None."""
@@ -76,7 +190,12 @@ class ContentStore:
             return None
         self.hits += 1
         if not entry.pinned:
-            self._lru.move_to_end(entry.data.name)
+            name = entry.data.name
+            self._lru.move_to_end(name)
+            if entry.face_id is not None:
+                mine = self._by_face[entry.face_id]
+                del mine[name]
+                mine[name] = None
         return entry.data
 
     def _match(self, interest: Interest, now: float) -> CsEntry | None:
@@ -93,15 +212,14 @@ class ContentStore:
             if entry is None or (interest.must_be_fresh and entry.stale_at <= now):
                 return None
             return entry
-        names = self._names
-        n = len(name)
-        i = bisect.bisect_left(names, name)
-        while i < len(names) and names[i][:n] == name:
-            cand = names[i]
+        if self._tree is None:
+            self._tree = _NameTree()
+            for stored in (*self._lru, *self._pinned):
+                self._tree.add(stored)
+        for cand in self._tree.under(name):
             entry = self._lru.get(cand) or self._pinned.get(cand)
             if entry is not None and not (interest.must_be_fresh and entry.stale_at <= now):
                 return entry
-            i += 1
         return None
 
     def erase(self, name: Name) -> bool:
@@ -109,17 +227,15 @@ class ContentStore:
         found = self._lru.pop(name, None) or self._pinned.pop(name, None)
         if found is None:
             return False
-        self._remove_name(name)
+        self._uncharge(found)
+        if self._tree is not None:
+            self._tree.remove(name)
         return True
 
     def unpin(self, name: Name) -> None:
-        """Move a pinned entry into the LRU part (evictable again)."""
+        """Move a pinned entry into the LRU part (evictable again; charged to no face)."""
         entry = self._pinned.pop(name, None)
         if entry is not None:
-            self._remove_name(name)
+            if self._tree is not None:
+                self._tree.remove(name)
             self.insert(entry.data, entry.stale_at - (entry.data.freshness_ms or 0) / 1000.0)
-
-    def _remove_name(self, name: Name) -> None:
-        i = bisect.bisect_left(self._names, name)
-        if i < len(self._names) and self._names[i] == name:
-            del self._names[i]

@@ -26,7 +26,8 @@ from dticn.clock import Clock
 from dticn.forwarder.counters import ForwarderCounters
 from dticn.forwarder.cs import ContentStore
 from dticn.forwarder.dead_nonce import DeadNonceList
-from dticn.forwarder.face import Face, LinkType, Tap
+from dticn.forwarder.errors import InternalErrorLog
+from dticn.forwarder.face import Face, FaceScope, LinkType, Tap
 from dticn.forwarder.fib import Fib
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.name_table import NameTable
@@ -34,12 +35,16 @@ from dticn.forwarder.pit import InRecord, OutRecord, Pit, PitEntry
 from dticn.forwarder.retx import RetxPolicy, RetxTable
 from dticn.forwarder.strategy import Strategy, StrategyRegistry, default_strategy_registry
 from dticn.packets import (
+    TYPE_DATA,
+    TYPE_INTEREST,
     Data,
     DecodeError,
     Interest,
     LpPacket,
     NackReason,
     NameTooLong,
+    decode_data,
+    decode_interest,
     decode_packet,
     encode_nack,
     name_to_str,
@@ -50,6 +55,7 @@ from dticn.packets.name import Name, name_from_str
 log = logging.getLogger(__name__)
 
 LOCALHOST: Name = name_from_str("/localhost")
+_LOCALHOST_COMPONENT = LOCALHOST[0]
 FIRST_FACE_ID = 256
 """Face ids below this are reserved for internal faces (NFD convention)."""
 
@@ -96,6 +102,11 @@ class ForwarderConfig:
         routes_per_face: most FIB next hops one face may hold through prefix
             registration (:mod:`dticn.mgmt.nfd` refuses more with 403); the global
             bound is ``fib_capacity``.
+        cs_face_share: the fraction of ``cs_capacity`` one face's Data may occupy; a
+            face at its share replaces its own least recently used entry (counted in
+            ``cs_evictions["face_quota"]``), so a producer face answering a flood cannot
+            evict every other face's cache. At least one entry. None: no per-face bound
+            (only the LRU).
     """
 
     pit_capacity: int = 65_536
@@ -114,6 +125,18 @@ class ForwarderConfig:
     max_name_components: int = 64
     max_name_bytes: int = 2048
     routes_per_face: int = 1_000
+    cs_face_share: float | None = 0.5
+
+    def cs_face_quota(self) -> int | None:
+        """Entries one face may hold in the CS (from ``cs_face_share``)."""
+        if self.cs_face_share is None:
+            return None
+        if not 0 < self.cs_face_share <= 1:
+            raise ValueError(
+                f"cs_face_share must be in (0, 1] (or None for no quota), got "
+                f"{self.cs_face_share}"
+            )
+        return max(1, int(self.cs_capacity * self.cs_face_share))
 
 
 class Forwarder:
@@ -136,10 +159,15 @@ class Forwarder:
         self.faces: dict[int, Face] = {}
         self.fib = Fib(self.config.fib_capacity)
         self.pit = Pit(self.config.pit_capacity)
-        self.cs = ContentStore(self.config.cs_capacity, self.config.cs_pinned_capacity)
+        self.counters = ForwarderCounters()
+        self.cs = ContentStore(
+            self.config.cs_capacity, self.config.cs_pinned_capacity,
+            self.config.cs_face_quota(), evictions=self.counters.cs_evictions,
+        )
         self.dead_nonces = DeadNonceList(self.config.dead_nonce_lifetime)
         self.retx = RetxTable(self.config.default_retx)
-        self.counters = ForwarderCounters()
+        self.internal_errors = InternalErrorLog(clock.now)
+        """Where faces report a packet whose processing raised (rate-limited log)."""
         self._strategy_choice: NameTable[Strategy] = NameTable()
         self._root_strategy = self.strategies.create(self.config.default_strategy, self)
         self._strategy_choice.insert((), self._root_strategy)
@@ -179,7 +207,7 @@ class Forwarder:
 
     def scope_allows(self, face: Face, name: Name) -> bool:
         """``/localhost`` names only cross local faces."""
-        return face.is_local or name[:1] != LOCALHOST
+        return face.scope is FaceScope.LOCAL or not name or name[0] != _LOCALHOST_COMPONENT
 
     # ------------------------------------------------------- configuration
     def set_strategy(self, prefix: Name, strategy_name: str) -> None:
@@ -212,8 +240,15 @@ class Forwarder:
     # ---------------------------------------------------------------- input
     def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
         """Entry point for every frame a face received."""
+        typ = wire[0] if wire else -1
         try:
-            packet = decode_packet(wire, self.config.max_name_bytes)
+            if typ == TYPE_INTEREST:  # the outer type alone picks the decoder
+                packet: Interest | Data | LpPacket = decode_interest(
+                    wire, self.config.max_name_bytes)
+            elif typ == TYPE_DATA:
+                packet = decode_data(wire, self.config.max_name_bytes)
+            else:
+                packet = decode_packet(wire, self.config.max_name_bytes)
         except NameTooLong:
             self.counters.drop("name_too_long")
             return
@@ -222,12 +257,12 @@ class Forwarder:
             if log.isEnabledFor(logging.DEBUG):
                 log.debug("face %d drop malformed (%d bytes): %s", face.face_id, len(wire), exc)
             return
-        if isinstance(packet, Interest):
-            self.on_incoming_interest(face, packet)
-        elif isinstance(packet, Data):
-            self.on_incoming_data(face, packet)
+        if typ == TYPE_INTEREST:
+            self.on_incoming_interest(face, packet)  # type: ignore[arg-type]
+        elif typ == TYPE_DATA:
+            self.on_incoming_data(face, packet)  # type: ignore[arg-type]
         else:
-            self._on_incoming_lp(face, packet, _depth)
+            self._on_incoming_lp(face, packet, _depth)  # type: ignore[arg-type]
 
     def _on_incoming_lp(self, face: Face, lp: LpPacket, depth: int) -> None:
         if lp.is_fragmented:
@@ -416,6 +451,8 @@ class Forwarder:
             )
             if self.config.pit_covers_in_records:
                 expiry = max([expiry, *(rec.expiry for rec in entry.in_records.values())])
+        elif len(entry.in_records) == 1:
+            expiry = next(iter(entry.in_records.values())).expiry
         else:
             expiry = max(rec.expiry for rec in entry.in_records.values())
         if entry.expiry_timer is not None and expiry == entry.expiry:
@@ -560,7 +597,7 @@ class Forwarder:
             return
         now = self.clock.now()
         if data.content_type not in self.config.uncached_content_types:
-            self.cs.insert(data, now)
+            self.cs.insert(data, now, face_id=in_face.face_id)
         downstream: dict[int, Face] = {}
         for entry in entries:
             self.find_strategy(entry.name).before_satisfy_interest(entry, in_face, data)
@@ -583,7 +620,7 @@ class Forwarder:
             self.counters.drop("unsolicited_data")
             return
         pinned = verdict == UnsolicitedDataVerdict.CACHE_PINNED
-        if not self.cs.insert(data, self.clock.now(), pinned=pinned):
+        if not self.cs.insert(data, self.clock.now(), pinned=pinned, face_id=in_face.face_id):
             self.counters.drop("cs_pinned_full")
 
     def on_outgoing_data(self, out_face: Face, data: Data) -> None:

@@ -139,13 +139,14 @@ class StreamProtocol(asyncio.Protocol):
 
 def _deliver_guarded(face: Face, frame: bytes, fw: Forwarder) -> None:
     """Deliver one frame; a bug in a pipeline, hook or strategy costs that packet
-    (logged with its traceback, counted as ``internal_error``), not the connection."""
+    (counted as ``internal_error``, its traceback logged at most once per 10 s per
+    error site by ``fw.internal_errors``), not the connection."""
     try:
         face.deliver(frame)
-    except Exception:
+    except Exception as exc:
         fw.counters.drop("internal_error")
-        log.exception("face %s: internal error while processing a %d-byte frame", face,
-                      len(frame))
+        fw.internal_errors.report(exc, f"on face {face.face_id} ({face.uri}) while "
+                                       f"processing a {len(frame)}-byte frame")
 
 
 def _read_header(buf: bytearray, pos: int) -> tuple[int, int] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ndn.encoding import Name as _NdnName
 
-from dticn.packets.tlv import DecodeError, encode_var, iter_elements
+from dticn.packets.tlv import DecodeError, encode_var, read_var
 
 Name = tuple[bytes, ...]
 
@@ -49,16 +49,43 @@ def decode_name_value(
 
     ``max_bytes`` bounds the TLV-VALUE (every component takes at least two bytes, so it
     bounds the component count too); a longer name raises :class:`NameTooLong`.
+    One pass with 1-byte TYPE and LENGTH read inline: every packet's name goes through
+    here, so it does no more than slice each component out.
     """
     if max_bytes is not None and end - start > max_bytes:
         raise NameTooLong(f"name of {end - start} bytes exceeds the {max_bytes}-byte limit")
+    if type(buf) is not bytes:
+        buf = bytes(buf)
     comps: list[bytes] = []
-    for typ, estart, vstart, vend in iter_elements(buf, start, end):
-        if typ == 0 or typ > 0xFFFF:
-            raise DecodeError(f"name component type {typ} outside 1..65535")
-        if typ in (TYPE_IMPLICIT_SHA256, TYPE_PARAMS_SHA256) and vend - vstart != 32:
+    append = comps.append
+    pos = start
+    while pos < end:
+        typ = buf[pos]
+        if typ < 0xFD:
+            if typ == 0:
+                raise DecodeError("name component type 0 outside 1..65535")
+            p = pos + 1
+        else:
+            typ, p = read_var(buf, pos)
+            if typ > 0xFFFF:
+                raise DecodeError(f"name component type {typ} outside 1..65535")
+        if p >= end:
+            raise DecodeError(f"TLV type {typ} at offset {pos} has no length")
+        length = buf[p]
+        if length < 0xFD:
+            vstart = p + 1
+        else:
+            length, vstart = read_var(buf, p)
+        vend = vstart + length
+        if vend > end:
+            raise DecodeError(
+                f"TLV type {typ} at offset {pos} claims {length} bytes, only "
+                f"{max(0, end - vstart)} left"
+            )
+        if typ <= TYPE_PARAMS_SHA256 and length != 32:
             raise DecodeError(f"digest component of type {typ} must be 32 bytes")
-        comps.append(bytes(buf[estart:vend]))
+        append(buf[pos:vend])
+        pos = vend
     return tuple(comps)
 
 

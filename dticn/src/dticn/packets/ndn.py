@@ -34,6 +34,7 @@ from dticn.packets.tlv import (
     is_critical,
     iter_elements,
     read_outer,
+    read_var,
 )
 
 TYPE_INTEREST = 0x05
@@ -98,6 +99,11 @@ _DATA_ORDER = MappingProxyType({
     TYPE_SIGNATURE_INFO: 3,
     TYPE_SIGNATURE_VALUE: 4,
 })
+
+_INTEREST_ORDER_FAST: dict[int, int] = dict(_INTEREST_ORDER)
+_DATA_ORDER_FAST: dict[int, int] = dict(_DATA_ORDER)
+"""Plain-dict copies for the decoders' inner loops (a dict lookup is cheaper than a
+mappingproxy's); never mutated."""
 
 _META_ORDER = MappingProxyType(
     {TYPE_CONTENT_TYPE: 0, TYPE_FRESHNESS_PERIOD: 1, TYPE_FINAL_BLOCK_ID: 2}
@@ -250,81 +256,138 @@ def _check_size(wire: bytes | memoryview) -> None:
         )
 
 
+def _element_end(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
+    """``(type, value_start, value_end)`` of the TLV at ``pos`` (long forms; the decoders
+    read 1-byte TYPE and LENGTH inline and call this only for the rest)."""
+    typ = buf[pos]
+    p = pos + 1
+    if typ >= 0xFD:
+        typ, p = read_var(buf, pos)
+    if p >= end:
+        raise DecodeError(f"TLV type {typ} at offset {pos} has no length")
+    length = buf[p]
+    s = p + 1
+    if length >= 0xFD:
+        length, s = read_var(buf, p)
+    e = s + length
+    if e > end:
+        raise DecodeError(
+            f"TLV type {typ} at offset {pos} claims {length} bytes, only "
+            f"{max(0, end - s)} left"
+        )
+    return typ, s, e
+
+
 def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
     """Decode an Interest TLV (outer type 5); raise :class:`DecodeError` if malformed
-    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
-    _check_size(wire)
+    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``).
+
+    One pass over the elements with 1-byte TYPE and LENGTH read inline (the forwarder
+    decodes every packet); order, repetition and critical types are checked as the
+    packet format says. Values the forwarder does not look at (ApplicationParameters,
+    signature) are sliced, never parsed: ``wire`` is what gets relayed.
+    """
+    if len(wire) > MAX_NDN_PACKET_SIZE:
+        _check_size(wire)
     buf = wire if type(wire) is bytes else bytes(wire)
-    _, vstart, vend = read_outer(buf, TYPE_INTEREST)
-    out = Interest(name=(), wire=buf)
+    _, pos, end = read_outer(buf, TYPE_INTEREST)
+    name: Name = ()
+    can_be_prefix = must_be_fresh = False
+    nonce = lifetime_ms = hop_limit = None
+    params = hint = sig_info = sig_value = None
+    hop_offset = -1
     last = -1
-    seen_name = False
-    for typ, _estart, s, e in iter_elements(buf, vstart, vend):
-        rank = _INTEREST_ORDER.get(typ)
+    order = _INTEREST_ORDER_FAST
+    while pos < end:
+        typ = buf[pos]
+        if typ < 0xFD and pos + 1 < end and buf[pos + 1] < 0xFD:
+            s = pos + 2
+            e = s + buf[pos + 1]
+            if e > end:
+                typ, s, e = _element_end(buf, pos, end)
+        else:
+            typ, s, e = _element_end(buf, pos, end)
+        pos = e
+        rank = order.get(typ)
         if rank is None:
-            if is_critical(typ):
+            if typ <= 31 or typ & 1:
                 raise DecodeError(f"unknown critical element type {typ} in Interest")
             continue
         if rank <= last:
             raise DecodeError(f"element type {typ} repeated or out of order in Interest")
         last = rank
-        if typ == TYPE_NAME:
-            out.name = decode_name_value(buf, s, e, max_name_bytes)
-            seen_name = True
-        elif typ == TYPE_CAN_BE_PREFIX:
-            out.can_be_prefix = True
-        elif typ == TYPE_MUST_BE_FRESH:
-            out.must_be_fresh = True
-        elif typ == TYPE_FORWARDING_HINT:
-            out.forwarding_hint = buf[s:e]
-        elif typ == TYPE_NONCE:
+        if rank == 0:
+            name = decode_name_value(buf, s, e, max_name_bytes)
+        elif rank == 4:
             if e - s != 4:
                 raise DecodeError(f"Nonce must be 4 bytes, got {e - s}")
-            out.nonce = int.from_bytes(buf[s:e], "big")
-        elif typ == TYPE_INTEREST_LIFETIME:
-            out.lifetime_ms = decode_uint(buf[s:e])
-        elif typ == TYPE_HOP_LIMIT:
+            nonce = int.from_bytes(buf[s:e], "big")
+        elif rank == 5:
+            lifetime_ms = decode_uint(buf[s:e])
+        elif rank == 1:
+            can_be_prefix = True
+        elif rank == 2:
+            must_be_fresh = True
+        elif rank == 6:
             if e - s != 1:
                 raise DecodeError(f"HopLimit must be 1 byte, got {e - s}")
-            out.hop_limit = buf[s]
-            out.hop_limit_offset = s
-        elif typ == TYPE_APPLICATION_PARAMETERS:
-            out.app_parameters = buf[s:e]
-        elif typ == TYPE_INTEREST_SIGNATURE_INFO:
-            out.signature_info = buf[s:e]
+            hop_limit = buf[s]
+            hop_offset = s
+        elif rank == 3:
+            hint = buf[s:e]
+        elif rank == 7:
+            params = buf[s:e]
+        elif rank == 8:
+            sig_info = buf[s:e]
         else:
-            out.signature_value = buf[s:e]
-    if not seen_name or not out.name:
+            sig_value = buf[s:e]
+    if not name:
         raise DecodeError("Interest without a non-empty Name")
-    return out
+    return Interest(
+        name, can_be_prefix, must_be_fresh, nonce, lifetime_ms, hop_limit, params, hint,
+        sig_info, sig_value, buf, hop_offset,
+    )
 
 
 def decode_data(wire: bytes, max_name_bytes: int | None = None) -> Data:
     """Decode a Data TLV (outer type 6); raise :class:`DecodeError` if malformed
-    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
-    _check_size(wire)
+    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``).
+
+    Same single pass as :func:`decode_interest`."""
+    if len(wire) > MAX_NDN_PACKET_SIZE:
+        _check_size(wire)
     buf = wire if type(wire) is bytes else bytes(wire)
-    _, vstart, vend = read_outer(buf, TYPE_DATA)
-    out = Data(name=(), signature_type=None, wire=buf)
+    _, pos, end = read_outer(buf, TYPE_DATA)
+    out = Data((), b"", ContentType.BLOB, None, None, None, None, buf)
     last = -1
     seen_name = False
-    for typ, _estart, s, e in iter_elements(buf, vstart, vend):
-        rank = _DATA_ORDER.get(typ)
+    order = _DATA_ORDER_FAST
+    while pos < end:
+        typ = buf[pos]
+        if typ < 0xFD and pos + 1 < end and buf[pos + 1] < 0xFD:
+            s = pos + 2
+            e = s + buf[pos + 1]
+            if e > end:
+                typ, s, e = _element_end(buf, pos, end)
+        else:
+            typ, s, e = _element_end(buf, pos, end)
+        pos = e
+        rank = order.get(typ)
         if rank is None:
-            if is_critical(typ):
+            if typ <= 31 or typ & 1:
                 raise DecodeError(f"unknown critical element type {typ} in Data")
             continue
         if rank <= last:
             raise DecodeError(f"element type {typ} repeated or out of order in Data")
         last = rank
-        if typ == TYPE_NAME:
+        if rank == 0:
             out.name = decode_name_value(buf, s, e, max_name_bytes)
             seen_name = True
-        elif typ == TYPE_META_INFO:
+        elif rank == 1:
             _decode_meta_info(buf, s, e, out)
-        elif typ == TYPE_CONTENT:
+        elif rank == 2:
             out.content = buf[s:e]
-        elif typ == TYPE_SIGNATURE_INFO:
+        elif rank == 3:
             for t2, _es2, s2, e2 in iter_elements(buf, s, e):
                 if t2 == TYPE_SIGNATURE_TYPE:
                     out.signature_type = decode_uint(buf[s2:e2])
