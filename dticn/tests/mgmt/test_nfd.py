@@ -133,3 +133,50 @@ def test_status_datasets_nfd_general_and_dticn_json() -> None:
     body = json.loads(dticn_status.content)
     assert body["counters"]["drops"] == {"pit_face_quota": 1}
     assert {f["face_id"] for f in body["faces"]} == {1, app.face_id}
+
+
+def test_route_cap_is_charged_to_the_requesting_face() -> None:
+    """Issue 14: registering for another face (NFD's FaceId parameter) used to count
+    against that face's cap; the requester pays, and its routes for others go with it."""
+    kernel = EventKernel()
+    fw = Forwarder(kernel, ForwarderConfig(routes_per_face=2))
+    NfdManagement(fw)
+    app, other = RecordingFace(scope=FaceScope.LOCAL), RecordingFace(scope=FaceScope.LOCAL)
+    fw.add_face(app)
+    fw.add_face(other)
+    codes = []
+    for k in range(3):
+        app.deliver(_command("register", False, name=f"/for-other/{k}", face_id=other.face_id))
+        codes.append(_reply(kernel, app)["status_code"])
+    assert codes == [200, 200, 403]
+    assert fw.fib.route_count(other.face_id) == 2
+    for k in range(2):  # the other face's own allowance is untouched
+        other.deliver(_command("register", False, name=f"/own/{k}"))
+        assert _reply(kernel, other)["status_code"] == 200
+    app.deliver(_command("register", False, name="/for-other/0", face_id=other.face_id,
+                         cost=5))  # an update of a route it holds: no new charge
+    assert _reply(kernel, app)["status_code"] == 200
+    app.deliver(_command("register", False, name="/nowhere", face_id=4242))
+    assert _reply(kernel, app)["status_code"] == 410
+    app.deliver(_command("unregister", False, name="/for-other/1", face_id=other.face_id))
+    assert _reply(kernel, app)["status_code"] == 200
+    app.deliver(_command("register", False, name="/mine"))  # the charge was released
+    assert _reply(kernel, app)["status_code"] == 200
+    app.close()
+    assert fw.fib.find_exact(name_from_str("/for-other/0")) is None
+    assert fw.fib.route_count(other.face_id) == 2  # its own two routes
+
+
+def test_unregister_from_a_remote_face_is_refused() -> None:
+    from ndn.encoding import Component
+
+    kernel, fw, app = _setup()
+    app.deliver(_command("register", False, name="/kept"))
+    assert _reply(kernel, app)["status_code"] == 200
+    remote = RecordingFace()
+    fw.add_face(remote)
+    name = nfd_mgmt.make_command("rib", "unregister", None, name="/kept", face_id=app.face_id)
+    name[0] = Component.from_str("localhop")
+    remote.deliver(bytes(make_interest(name, InterestParam(nonce=5, lifetime=1000))))
+    assert _reply(kernel, remote)["status_code"] == 403
+    assert fw.fib.find_exact(name_from_str("/kept")) is not None

@@ -128,8 +128,8 @@ class CommandAuthenticator:
                                      "any trust anchor; sign with an anchor's key or add its "
                                      "certificate with --trust-anchor")
         else:
-            log.debug("management: %s-signed command from face %d accepted unverified "
-                      "(no trust anchor)", SignatureType(sig_type).name, in_face_id)
+            log.debug("management: command signed with SignatureType %d from face %d "
+                      "accepted unverified (no trust anchor)", sig_type, in_face_id)
         self._check_fresh(("key", key_name) if key_name else ("face", in_face_id), command)
 
     def _check_fresh(self, key: object, command: SignedCommand) -> None:
