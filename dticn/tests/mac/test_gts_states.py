@@ -10,6 +10,8 @@ from dticn.mac.gts import (
     GtsTable,
     allocate_first_fit,
     allocate_static,
+    cell_at,
+    next_slot,
 )
 from dticn.mac.states import GTS_TRANSITIONS, GtsEvent, GtsState
 from dticn.mac.timing import DsmeTiming
@@ -74,3 +76,20 @@ def test_illegal_transitions_raise() -> None:
     assert fire(GTS_TRANSITIONS, state, GtsEvent.RESPONSE_OK) is GtsState.ALLOCATED
     with pytest.raises(IllegalTransition):
         fire(GTS_TRANSITIONS, GtsState.NONE, GtsEvent.RESPONSE_OK)
+
+
+def test_cell_during_finds_the_cell_of_an_instant_and_next_slot_its_start() -> None:
+    timing = DsmeTiming()
+    table = GtsTable(timing, rx_chains=4)
+    up, down = allocate_first_fit(table, [(1, Direction.UP), (1, Direction.DOWN)])
+    msf = timing.multisuperframe_s
+    start = up.offset(timing) + 2 * msf
+    assert table.cell_during(up.channel, start + 1e-9) == up    # the caller rounds up
+    assert table.cell_during(up.channel, start + timing.slot_s - 1e-6) == up
+    assert table.cell_during(up.channel, start + timing.slot_s + 1e-9) != up   # next slot
+    assert table.cell_during(up.channel + 1, start + 1e-9) is None             # other channel
+    assert table.cell_during(up.channel, timing.cap_window(2)[0]) is None  # in the CAP
+    assert next_slot([up, down], timing, start - 1.0) == pytest.approx(start)
+    assert cell_at([up, down], timing, down.offset(timing) + msf) == down
+    assert next_slot([], timing, 0.0) is None
+    assert table.next_slot_time(1, Direction.DOWN, 0.0) == pytest.approx(down.offset(timing))

@@ -48,3 +48,13 @@ def test_count_periodic_matches_enumeration(offset_ms: int, period_ms: int, star
     first = t.next_periodic(offset_ms / 1e3, period_ms / 1e3, start_ms / 1e3)
     assert first >= start_ms / 1e3 - 1e-9
     assert first == offset_ms / 1e3 or first - period_ms / 1e3 < start_ms / 1e3
+
+
+def test_in_cap_is_slots_one_to_cap_slots_of_every_superframe() -> None:
+    t = DsmeTiming()
+    for index in (0, 5):
+        start, end = t.cap_window(index)
+        assert start == t.superframe_start(index) + t.slot_s
+        assert end == start + t.cap_slots * t.slot_s
+        assert t.in_cap(start) and t.in_cap(end - 1e-6)
+        assert not t.in_cap(start - 1e-6) and not t.in_cap(end)

@@ -127,18 +127,10 @@ class DsmeCoordinator(MacEndpoint):
         now = self.p.clock.now()
         if radio.transmitting_during(start, max(now, start)):  # type: ignore[attr-defined]
             return False
-        timing = self.cfg.timing
         at = start + 1e-9          # frames start on slot boundaries: round up, not down
-        index = int(at // timing.superframe_s)
-        cap_start, cap_end = timing.cap_window(index)
-        if cap_start <= at < cap_end:
+        if self.cfg.timing.in_cap(at):
             return channel == self.cfg.cap_channel
-        offset_in_sf = at - timing.superframe_start(index)
-        slot = int(offset_in_sf // timing.slot_s) - timing.first_gts_slot
-        if not 0 <= slot < timing.gts_per_superframe:
-            return False
-        superframe = index % timing.superframes_per_multisuperframe
-        cell = self.table.cells.get((superframe, slot, channel))
+        cell = self.table.cell_during(channel, at)
         if cell is None:
             return False
         # Uplink cells: always; downlink cells: while an ACK from that node is awaited.

@@ -118,6 +118,17 @@ class GtsTable:
     def of(self, device: int, direction: Direction) -> list[Gts]:
         return sorted(g for g in self.by_device.get(device, ()) if g.direction is direction)
 
+    def cell_during(self, channel: int, at: float) -> Gts | None:
+        """The cell on ``channel`` whose slot holds the instant ``at`` (None: no such cell,
+        or ``at`` lies outside the GTS part of its superframe)."""
+        timing = self.timing
+        index = int(at // timing.superframe_s)
+        slot = (int((at - timing.superframe_start(index)) // timing.slot_s)
+                - timing.first_gts_slot)
+        if not 0 <= slot < timing.gts_per_superframe:
+            return None
+        return self.cells.get((index % timing.superframes_per_multisuperframe, slot, channel))
+
     def capacity(self, direction: Direction) -> int:
         """GTS cells per multisuperframe in one direction if no slot served the other."""
         limit = min(self.rx_chains if direction is Direction.UP else self.tx_chains,

@@ -95,6 +95,11 @@ class DsmeTiming:
         start = self.superframe_start(superframe_index) + self.slot_s
         return start, start + self.cap_slots * self.slot_s
 
+    def in_cap(self, t: float) -> bool:
+        """``t`` lies in the CAP of its superframe."""
+        cap_start, cap_end = self.cap_window(int(t // self.superframe_s))
+        return cap_start <= t < cap_end
+
     def next_periodic(self, offset: float, period: float, after: float) -> float:
         """First time ``offset + k period`` (k >= 0 integer) that is >= ``after``."""
         k = max(0, math.ceil((after - offset) / period - 1e-9))

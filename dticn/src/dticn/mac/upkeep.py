@@ -107,9 +107,7 @@ class ClosedFormUpkeep:
         if self._downlink_window(channel, start) is not None:
             return radio.state is RadioState.SLEEP
         if dev.cfg.cap_rx and channel == dev.cfg.cap_channel:
-            timing = dev.cfg.timing
-            cap_start, cap_end = timing.cap_window(int(start // timing.superframe_s))
-            return cap_start <= start < cap_end and radio.state is RadioState.SLEEP
+            return dev.cfg.timing.in_cap(start) and radio.state is RadioState.SLEEP
         return False
 
     def received(self, tx: Transmission) -> None:
