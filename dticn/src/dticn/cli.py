@@ -49,19 +49,27 @@ class Session:
 
 
 def describe(exc: BaseException, params: dict[str, Any]) -> str:
-    """One line for ``exc``: what failed and, where we know it, the fix."""
-    if isinstance(exc, OSError) and "transport" in params and exc.filename is None:
-        where = params["transport"] or os.environ.get("NDN_CLIENT_TRANSPORT") or \
-            DEFAULT_TRANSPORT
+    """One line for ``exc``: what failed and, where we know it, the fix. ``params`` are
+    the command's arguments (a ``transport`` one marks a client of a forwarder)."""
+    transport = params.get("transport") if "transport" in params else None
+    if isinstance(exc, OSError):
         reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        return (f"cannot reach a forwarder at {where} ({reason}); start one with 'dticn "
-                "forwarder' or pass --transport (or set NDN_CLIENT_TRANSPORT)")
-    if isinstance(exc, OSError) and exc.filename is not None:
-        return f"{exc.filename}: {exc.strerror or exc}"
-    if isinstance(exc, KeyError):  # str(KeyError) is the bare key in quotes
-        return f"unknown name {exc.args[0]!r}" if exc.args else "unknown name"
+        if exc.filename is not None:
+            return f"{exc.filename}: {reason}"
+        if transport is not None:
+            where = transport or os.environ.get("NDN_CLIENT_TRANSPORT") or DEFAULT_TRANSPORT
+            return (f"cannot reach a forwarder at {where} ({reason}); start one with 'dticn "
+                    "forwarder' or pass --transport (or set NDN_CLIENT_TRANSPORT)")
+        if isinstance(exc, ConnectionError):
+            return f"{exc} ({reason}); is the peer running and the address right?"
+        return str(exc) if str(exc) else reason
+    if isinstance(exc, KeyError) and exc.args:
+        key = exc.args[0]  # str(KeyError) quotes its argument: unwrap messages
+        return key if isinstance(key, str) and " " in key else f"unknown name {key!r}"
     text = str(exc) or type(exc).__name__
-    return text if isinstance(exc, ValueError) else f"{text} ({type(exc).__name__})"
+    if transport and transport in text:
+        text += "; give --transport as tcp://HOST:PORT or unix:///PATH"
+    return text
 
 
 def guard(command: str, callback: Callable[..., Any], session: Session) -> Callable[..., Any]:
@@ -89,6 +97,7 @@ def build_app() -> typer.Typer:
         no_args_is_help=True,
         add_completion=False,
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # plain click errors: the message on one line, never boxed
     )
 
     @app.callback()

@@ -20,6 +20,7 @@ def demo(
     """Run DT-ICN's main job on its embedded default, with no flags needed."""
     from dticn.commands.reproduce import run_reproduce
 
+    out_dir.mkdir(parents=True, exist_ok=True)  # an unusable --out fails now, not after the runs
     run_reproduce(quick=True, json_out=out_dir / "reproduce.json", plots=out_dir)
 
 

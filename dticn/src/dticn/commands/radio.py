@@ -73,6 +73,9 @@ def radio_command(
     from dticn.radio.scenario import Scenario, parse_duration
 
     console = Console(stderr=True)
+    for path in (json_out, png_out):
+        if path is not None:  # an unusable output path fails now, not after the simulation
+            path.parent.mkdir(parents=True, exist_ok=True)
     changes: dict[str, Any] = {
         "nodes": nodes, "traffic": traffic, "sf": sf, "payload_bytes": payload, "seed": seed,
         "so": so, "rx_chains": rx_chains, "downlink_gts": downlink, "slot": slot,

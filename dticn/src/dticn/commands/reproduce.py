@@ -170,6 +170,9 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     if energy_profile is not None and energy_profile not in ENERGY_PROFILES:
         raise typer.BadParameter(f"unknown energy profile {energy_profile!r}; known: "
                                  f"{list(ENERGY_PROFILES)}", param_hint="--energy-profile")
+    for directory in (json_out.parent if json_out is not None else None, plots):
+        if directory is not None:  # an unusable output path fails now, not after the runs
+            directory.mkdir(parents=True, exist_ok=True)
     exps = [Experiment(config=c, seed=s, duration_s=window, loss=p, battery_mah=battery_mah,
                        profile=prof, cap_rx=cap_rx, energy_profile=energy_profile)
             for prof in profs for p in losses for c in names for s in range(1, n_seeds + 1)]

@@ -15,6 +15,15 @@ def _split(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
 
+def _numbers(text: str, kind: type[int] | type[float], flag: str, example: str) -> list:
+    """Comma-separated numbers of ``flag``; a bad one names the flag and an example."""
+    try:
+        return [kind(v) for v in _split(text)]
+    except ValueError:
+        raise typer.BadParameter(f"{text!r}: expected comma-separated {kind.__name__} values, "
+                                 f"e.g. {example}", param_hint=flag) from None
+
+
 def sweep(
     configs: str = typer.Option("rice-schedule,push-draft", "--configs",
                                 help="Configurations (comma-separated)."),
@@ -57,11 +66,16 @@ def sweep(
     unknown = [n for n in names if n not in registry()]
     if unknown:
         raise typer.BadParameter(f"unknown configurations {unknown}; known: {list(registry())}")
+    numbers = {"nodes": _numbers(nodes, int, "--nodes", "1,10,50"),
+               "sf": _numbers(sf, int, "--sf", "7,9,12"),
+               "loss": _numbers(loss, float, "--loss", "0,0.05")}
+    if json_out is not None:  # an unusable --json fails now, not after the runs
+        json_out.parent.mkdir(parents=True, exist_ok=True)
     try:
         points = grid({
-            "config": names, "nodes": [int(v) for v in _split(nodes)],
-            "interval": _split(interval), "pattern": _split(pattern), "delay": _split(delay),
-            "sf": [int(v) for v in _split(sf)], "loss": [float(v) for v in _split(loss)],
+            "config": names, "nodes": numbers["nodes"], "interval": _split(interval),
+            "pattern": _split(pattern), "delay": _split(delay), "sf": numbers["sf"],
+            "loss": numbers["loss"],
         })
         window = parse_duration(duration)
         exps = [p.experiment(s, window).with_(profile=profile, cap_rx=cap_rx,
