@@ -23,9 +23,9 @@ def test_dsme_lora_plan_puts_beacons_and_cap_in_the_10_percent_band() -> None:
     ours = build_context(Scenario(nodes=2))
     assert ours.mac.cap_channel == 0 and ours.plan.subband(0).duty_cycle == 0.01
     assert ours.node_duty_rule == "off-time" and ours.mac.cap_queue_limit is None
-    with pytest.raises(ValueError, match="known: model, dsme-lora"):
+    with pytest.raises(ValueError, match="known: model, dsme-lora, dsme-lora-sim"):
         get_cap_plan("nope")
-    assert set(CAP_PLANS) == {"model", "dsme-lora"}
+    assert set(CAP_PLANS) == {"model", "dsme-lora", "dsme-lora-sim"}
 
 
 def test_deferral_backoff_keeps_nb_and_draws_from_the_current_window() -> None:
@@ -85,3 +85,12 @@ def test_cad_miss_probability_is_a_checked_setting() -> None:
         dev.observers.append(lambda e, k=kinds: k.append(e.kind))
     net.run()
     assert "cca_busy" not in kinds
+
+
+def test_dsme_lora_sim_plan_takes_their_simulation_csma_settings() -> None:
+    """DSME-LoRa's Fig. 22 simulation (inetrg/dsme_lora, simulations/common.ini): macMinBE 7,
+    macMaxBE 8, macMaxCSMABackoffs 5; the other plans keep dsme.toml's."""
+    csma = build_context(Scenario(nodes=2, cap_plan="dsme-lora-sim")).mac.csma
+    assert (csma.min_be, csma.max_be, csma.max_backoffs, csma.max_frame_retries) == (7, 8, 5, 3)
+    base = build_context(Scenario(nodes=2, cap_plan="dsme-lora")).mac.csma
+    assert (base.min_be, base.max_be, base.max_backoffs) == (3, 5, 4)

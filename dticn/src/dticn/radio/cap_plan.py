@@ -14,6 +14,11 @@ Two plans, one registry (:data:`CAP_PLANS`); a scenario names its plan (``cap_pl
   ``CONFIG_OPENDSME_CAP_QUEUE_SIZE`` default 8). The centre frequency 869.525 MHz is ours:
   the one 125 kHz channel centred in h1.7 (the paper's exact frequency is not in our notes).
   GTS stay on the 16-channel grid.
+* ``dsme-lora-sim``: ``dsme-lora`` with the CSMA/CA settings of DSME-LoRa's own large-scale
+  simulation (their Fig. 22): macMinBE 7, macMaxBE 8, macMaxCSMABackoffs 5 ("high BE",
+  their Section 5.1 and 5.3; inetrg/dsme_lora e94c7e5, ``simulations/common.ini``),
+  macMaxFrameRetries 3 (the default of that simulator's ``src/DSME.ned``). Used by
+  ``dticn validate`` to measure what these settings change (docs/dticn-validation.md).
 """
 
 from __future__ import annotations
@@ -31,17 +36,23 @@ class CapPlan:
             budget), see :class:`~dticn.phy.dutycycle.DutyCycleTracker`.
         cap_queue_limit: frames a node's CAP queue holds (the one in transmission
             included); more are dropped and counted (``queue_drops``). None: no limit.
+        csma: CSMA/CA settings that replace ``dsme.toml``'s (``min_be``, ``max_be``,
+            ``max_backoffs``, ``max_frame_retries``); empty: the file's.
     """
 
     name: str
     cap_channel_hz: float | None = None
     node_duty_rule: str = "off-time"
     cap_queue_limit: int | None = None
+    csma: tuple[tuple[str, int], ...] = ()
 
 
 CAP_PLANS: dict[str, CapPlan] = {p.name: p for p in (
     CapPlan("model"),
     CapPlan("dsme-lora", cap_channel_hz=869.525e6, node_duty_rule="window", cap_queue_limit=8),
+    CapPlan("dsme-lora-sim", cap_channel_hz=869.525e6, node_duty_rule="window",
+            cap_queue_limit=8,
+            csma=(("min_be", 7), ("max_be", 8), ("max_backoffs", 5), ("max_frame_retries", 3))),
 )}
 
 

@@ -1,0 +1,56 @@
+"""`dticn validate`: our radio model beside DSME-LoRa's published tables and figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+
+def validate_command(
+    out: Path = typer.Option(Path("out/dticn-validate"), "--out",
+                             help="Directory for the JSON, the Markdown page and the PNGs."),
+    quick: bool = typer.Option(False, "--quick",
+                               help="Fewer seeds and shorter runs (about a minute); no "
+                                    "Fig. 22 sensitivity table."),
+) -> None:
+    """Regenerate DSME-LoRa's Table 5, 7, 8, Fig. 22 and 23 with our simulator and model."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from dticn.radio.validation import markdown, step_count, validate
+    from dticn.radio.validation_plots import plot_validation
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot create {out}: {exc}", param_hint="--out") from exc
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("validating", total=step_count(quick))
+
+        def step(label: str) -> None:
+            bar.update(task, advance=1, description=label[:70])
+
+        report = validate(quick=quick, progress=step)
+    doc = report.as_dict()
+    command = "dticn validate" + (" --quick" if quick else "")
+    (out / "dticn-validation.json").write_text(json.dumps(doc, indent=1, default=float))
+    (out / "dticn-validation.md").write_text(markdown(doc, command=command))
+    pngs = plot_validation(doc, out)
+    table = Table(title="DSME-LoRa (arXiv 2206.14077) vs ours")
+    for col in ("section", "within tolerance"):
+        table.add_column(col)
+    for section in doc["sections"].values():
+        table.add_row(section["title"], f"{section['passed']} / {section['judged']}")
+    Console().print(table)
+    console.print(f"wrote {out / 'dticn-validation.json'}, {out / 'dticn-validation.md'} and "
+                  f"{len(pngs)} figures")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `validate` to the CLI."""
+    app.command("validate")(validate_command)

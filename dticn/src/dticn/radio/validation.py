@@ -1,0 +1,506 @@
+"""Our radio model beside DSME-LoRa's published numbers (issue 16, item 3).
+
+DSME-LoRa: J. Alamos, P. Kietzmann, T. C. Schmidt, M. Wählisch, "DSME-LoRa: Seamless Long
+Range Communication Between Arbitrary Nodes in the Constrained IoT", ACM TOSN 2022,
+arXiv 2206.14077. Every check names its table or figure; their values are in
+:data:`PAPER` as printed ("~": read off a plot). Each section runs our simulator (and, for
+the GTS queue, our reimplementation of their Markov model, :mod:`dticn.radio.gts_queue`)
+on their scenario and reports ours, theirs, the difference, the tolerance and the cause.
+
+Tolerances: the issue's (Table 5 and Table 8 power/lifetime within 15%; Fig. 22 CAP
+delivery within 10 points and CAP median delay under 10 s; GTS unchanged, read as
+delivery within 10 points); where the issue sets none (Table 7, Table 8 delay, Fig. 23)
+we use 15% and say so (``tolerance_source``).
+
+The computation is here; ``dticn validate`` drives it, shows progress and writes the JSON,
+the Markdown page and the figures (:mod:`dticn.radio.validation_plots`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dticn.phy.airtime import LoRaParams, time_on_air
+from dticn.radio import gts_queue
+from dticn.radio.batch import run
+from dticn.radio.network import RadioNetwork
+from dticn.radio.results import RadioResult
+from dticn.radio.scenario import Scenario
+
+SOURCE = ("DSME-LoRa (Alamos, Kietzmann, Schmidt, Wählisch, ACM TOSN 2022, "
+          "arXiv 2206.14077)")
+SIM_SOURCE = "inetrg/dsme_lora e94c7e5 (their OMNeT++/FLoRa simulation)"
+
+#: Their values, as printed (Tables) or read off a plot (Fig. 22, "~").
+PAPER: dict[str, Any] = {
+    # Table 5: mJ per 15.36 s beacon interval (SO 3, MO 3, BO 4), totals; and the active
+    # parts, from which the frames per interval follow (active mJ / per-frame mJ).
+    "table5": {"S1": 323.09, "S2": 40.66, "S3": 63.89},
+    "table5_active": {"S1": 11.12, "S2": 16.91, "S3": 5.92},
+    "table5_frame_mj": {"S1": 12.04, "S2": 11.27, "S3": 6.44},
+    # Table 7: maximum GTS load, packets/h, model / simulation, by MO.
+    "table7": {3: (401.24, 401.25), 4: (200.58, 200.62), 5: (100.29, 100.31),
+               6: (50.15, 50.16)},
+    # Table 8: GTS sender, BO 7, one frame per 15 min: delay s, power mW, lifetime years.
+    "table8": {3: (3.87, 0.58, 1.82), 4: (7.81, 0.47, 2.24), 5: (15.9, 0.42, 2.53),
+               6: (32.97, 0.39, 2.71), 7: (71.16, 0.38, 2.81)},
+    # Fig. 22 (MO 5, confirmed): CAP delivery; GTS delivery and maximum delay.
+    "fig22_cap_delivery": {(100, 80): 0.95, (100, 40): 0.60, (300, 80): 0.38,
+                           (300, 40): 0.14},
+    "fig22_gts_delivery": 1.0,
+    "fig22_gts_max_delay_s": {80: 120.0, 40: 500.0},
+    # Fig. 23b: GTS mean delay s, by (interval s, MO); MO 6 at 40 s is outside the model.
+    "fig23": {(40, 3): 4.75, (40, 4): 12.47, (40, 5): 66.21,
+              (80, 3): 4.25, (80, 4): 9.5, (80, 5): 24.94, (80, 6): 132.41,
+              (160, 3): 4.03, (160, 4): 8.5, (160, 5): 19.01, (160, 6): 49.87,
+              (320, 3): 3.93, (320, 4): 8.07, (320, 5): 16.99, (320, 6): 38.02},
+}
+
+BEACON_INTERVAL_S = 15.36        # Table 5: SO 3, BO 4
+TABLE8_INTERVAL_S = 900.0        # Table 8: one frame per 15 min
+TABLE8_BATTERY_MAH = 2800.0
+#: Their simulation's payload (``packetLength = 16B``, simulations/common.ini) and layout:
+#: hosts on concentric rings 10 m apart (INET StaticConcentricMobility), so 115 hosts
+#: reach 60 m and 315 hosts 100 m from the centre.
+FIG22_PAYLOAD = 16
+FIG22_RING_RADIUS_M = {100: 60.0, 300: 100.0}
+YEAR_DAYS = 365.25
+
+
+@dataclass
+class Check:
+    """One number of theirs beside ours."""
+
+    section: str
+    item: str
+    unit: str
+    theirs: float | None
+    ours: float
+    source: str
+    tolerance: str                      # "15%", "10 points", "< 10 s", "-" (none)
+    tolerance_source: str = "issue 16"
+    passed: bool | None = None          # None: no tolerance (shown for information)
+    diff: str = ""
+    method: str = ""
+    cause: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _relative(check: Check, rel: float) -> Check:
+    assert check.theirs is not None
+    d = (check.ours - check.theirs) / check.theirs
+    check.diff = f"{100 * d:+.1f}%"
+    check.passed = abs(d) <= rel
+    return check
+
+
+def _points(check: Check, points: float) -> Check:
+    assert check.theirs is not None
+    d = 100 * (check.ours - check.theirs)
+    check.diff = f"{d:+.1f} pt"
+    check.passed = abs(d) <= points
+    return check
+
+
+@dataclass
+class Plan:
+    """How much to run: ``quick`` for tests (about a minute), full for the page."""
+
+    quick: bool
+    table5_intervals: int = 200
+    table7_hours: float = 2000.0
+    table8_frames: int = 2000
+    fig22_seeds: int = 2
+    fig22_cap_horizon_s: float = 7200.0
+    fig22_gts_frames: int = 300          # per node: their numPackets = 300
+    fig23_frames: int = 20000
+    sensitivity: bool = True
+    sensitivity_horizon_s: float = 3600.0
+
+    @classmethod
+    def make(cls, quick: bool) -> Plan:
+        if not quick:
+            return cls(False)
+        return cls(True, table5_intervals=40, table7_hours=200.0, table8_frames=300,
+                   fig22_seeds=1, fig22_cap_horizon_s=900.0, fig22_gts_frames=100,
+                   fig23_frames=2000, sensitivity=False)
+
+
+Progress = Callable[[str], None]
+
+
+# -- Table 5 ----------------------------------------------------------------------------
+def _frames_per_interval(scenario: str) -> float:
+    return PAPER["table5_active"][scenario] / PAPER["table5_frame_mj"][scenario]
+
+
+def table5(plan: Plan) -> Iterator[Check]:
+    """S1 (CSMA/CA sender, receiver on in the CAP), S2 (GTS sender), S3 (GTS receiver)."""
+    n = plan.table5_intervals
+    horizon = BEACON_INTERVAL_S * n
+    base = Scenario(nodes=1, duration_s=horizon, so=3, mo=3, bo=4, radius_m=10.0,
+                    energy_profile="dsme-lora", payload_bytes=16)
+    note = ("traffic: the frames per interval their active energy implies (active mJ / "
+            "mJ per frame: S1 {S1:.2f}, S2 {S2:.2f}, S3 {S3:.2f}); their text says one frame "
+            "per 20 s (0.77), which gives S2 32.4 mJ").format(
+        **{k: _frames_per_interval(k) for k in ("S1", "S2", "S3")})
+    s1 = base.with_(slot="cap", cap_rx=True, engine="events",
+                    traffic=f"periodic:{BEACON_INTERVAL_S / _frames_per_interval('S1')}s")
+    s2 = base.with_(traffic=f"periodic:{BEACON_INTERVAL_S / _frames_per_interval('S2')}s")
+    results = {"S1": run(s1), "S2": run(s2), "S3": _gts_receiver(base, n)}
+    causes = {
+        "S1": "ours adds 3.02 mJ: static association gives every node an uplink GTS, woken "
+              "for though unused (2 x (2.20 - 0.69) mJ); their S1 node has none",
+        "S2": "the same per-event energies (Table 4); rounding of their averages",
+        "S3": "ours adds 3.02 mJ: the node also holds the uplink GTS static association "
+              "gives every node; their S3 node holds only the receive GTS",
+    }
+    for name, result in results.items():
+        e = result.nodes[0].energy
+        assert e is not None
+        ours = e.power_mw * 0.9 * BEACON_INTERVAL_S
+        yield _relative(Check(
+            "table5", f"{name}: energy per beacon interval", "mJ", PAPER["table5"][name],
+            ours, "arXiv 2206.14077, Table 5", "15%",
+            method=f"event/batch engine, dsme-lora energy profile, {n} beacon intervals; "
+                   + note, cause=causes[name]), 0.15)
+
+
+def _gts_receiver(base: Scenario, intervals: int) -> RadioResult:
+    """S3: the gateway sends the node one frame in its receive GTS at their rate."""
+    s = base.with_(downlink_gts=True, engine="events", traffic="periodic:1e9s")
+    net = RadioNetwork(s, traffic=False)
+    net.start()
+    gap = BEACON_INTERVAL_S / _frames_per_interval("S3")
+    t = gap / 2
+    while t < s.duration_s - 2 * BEACON_INTERVAL_S:
+        net.kernel.call_at(t, lambda: net.gateway.send(1, b"x" * 16, slot="gts"))
+        t += gap
+    net.kernel.run(until=s.duration_s)
+    return net.result()
+
+
+# -- Table 7 ----------------------------------------------------------------------------
+def _queue_at_arrival(result: RadioResult, msf_s: float, toa_s: float) -> np.ndarray:
+    """Frames ahead of each delivered frame when it arrived: one per multisuperframe waited
+    beyond the first slot (one GTS per multisuperframe, clean link)."""
+    lat = np.concatenate([n.latencies_s for n in result.nodes])
+    return np.floor((lat - toa_s - 1e-6) / msf_s).astype(np.int64)
+
+
+def _gts_sender(mo: int, interval_s: float, horizon_s: float, seed: int = 1, *,
+                bo: int | None = None, nodes: int = 1, **kw: Any) -> RadioResult:
+    s = Scenario(nodes=nodes, duration_s=horizon_s, traffic=f"poisson:{interval_s}s", so=3,
+                 mo=mo, bo=mo if bo is None else bo, radius_m=10.0, payload_bytes=16,
+                 seed=seed, engine="batch", energy_profile="dsme-lora", **kw)
+    return run(s)
+
+
+def table7(plan: Plan) -> Iterator[Check]:
+    rho_max = gts_queue.max_utilisation()
+    for mo, (model_theirs, sim_theirs) in PAPER["table7"].items():
+        msf = 0.96 * 2 ** mo
+        ours_model = gts_queue.max_load_per_hour(msf, rho_max)
+        yield _relative(Check(
+            "table7", f"MO {mo}: maximum GTS load, model", "packets/h", model_theirs,
+            ours_model, "arXiv 2206.14077, Table 7 (model)", "15%",
+            "ours (the issue sets none)",
+            method=f"our Markov model (Section 6): rho_max = {rho_max:.4f} where the 99.9% "
+                   "quantile of the queue reaches openDSME's 22 frames",
+            cause="their rho_max is rounded to 85.6%"), 0.15)
+        result = _gts_sender(mo, msf / rho_max, plan.table7_hours * 3600.0)
+        s = result.summary()
+        per_hour = s["delivered"] / (result.scenario.duration_s / 3600.0)
+        toa = time_on_air(LoRaParams(sf=7), 16 + 11)
+        q = _queue_at_arrival(result, msf, toa)
+        q999 = int(np.quantile(q, gts_queue.WORST_CASE_QUANTILE)) if len(q) else -1
+        yield _relative(Check(
+            "table7", f"MO {mo}: GTS load carried at rho_max, simulated", "packets/h",
+            sim_theirs, per_hour, "arXiv 2206.14077, Table 7 (simulation)", "15%",
+            "ours (the issue sets none)",
+            method=f"batch engine, Poisson arrivals at rho_max, {plan.table7_hours:g} h; "
+                   f"99.9% quantile of the queue seen at arrival: {q999} frames",
+            cause="Poisson noise of a finite run; frames still queued at the end"), 0.15)
+
+
+# -- Table 8 ----------------------------------------------------------------------------
+def table8(plan: Plan) -> Iterator[Check]:
+    horizon = plan.table8_frames * TABLE8_INTERVAL_S
+    for mo, (delay, power, years) in PAPER["table8"].items():
+        result = _gts_sender(mo, TABLE8_INTERVAL_S, horizon, bo=7,
+                             battery_mah=TABLE8_BATTERY_MAH)
+        e = result.nodes[0].energy
+        assert e is not None
+        method = (f"batch engine, SO 3, MO {mo}, BO 7, Poisson one frame per 15 min, "
+                  f"{plan.table8_frames} frames, dsme-lora energy profile, 2800 mAh")
+        yield _relative(Check(
+            "table8", f"MO {mo}: power", "mW", power, e.power_mw, "arXiv 2206.14077, Table 8",
+            "15%", method=method,
+            cause="none beyond rounding: per-event energy of their Table 4, 90% regulator"),
+            0.15)
+        yield _relative(Check(
+            "table8", f"MO {mo}: lifetime", "years", years, e.lifetime_days / YEAR_DAYS,
+            "arXiv 2206.14077, Table 8", "15%", method=method + "; 3.3 V (inferred)",
+            cause="3.3 V inferred from their power/lifetime pairs; their two association "
+                  "intervals are not charged"), 0.15)
+        lat = np.concatenate([n.latencies_s for n in result.nodes])
+        yield _relative(Check(
+            "table8", f"MO {mo}: mean delay", "s", delay, float(lat.mean()),
+            "arXiv 2206.14077, Table 8 (from their model)", "15%",
+            "ours (the issue sets none)",
+            method=method, cause="simulated (theirs: Markov model); Poisson noise of "
+                                 f"{plan.table8_frames} frames; our delay adds the airtime"),
+            0.15)
+
+
+# -- Fig. 22 ----------------------------------------------------------------------------
+def _cap_point(nodes: int, interval: int, seeds: int, horizon_s: float, **kw: Any
+               ) -> dict[str, float]:
+    generated = delivered = drops = 0
+    lat: list[np.ndarray] = []
+    for seed in range(1, seeds + 1):
+        s = Scenario(nodes=nodes, duration_s=horizon_s, traffic=f"poisson:{interval}s",
+                     slot="cap", so=3, mo=5, bo=5, rx_chains=16, engine="events", seed=seed,
+                     **{"radius_m": 10.0, "payload_bytes": FIG22_PAYLOAD,
+                        "cap_plan": "dsme-lora", **kw})
+        result = RadioNetwork(s).run()
+        summary = result.summary()
+        generated += summary["generated"]
+        delivered += summary["delivered"]
+        drops += summary["queue_drops"]
+        lat.extend(n.latencies_s for n in result.nodes)
+    delays = np.concatenate(lat) if lat else np.zeros(0)
+    return {"delivery": delivered / generated if generated else float("nan"),
+            "p50_s": float(np.median(delays)) if len(delays) else float("nan"),
+            "under_10s": float((delays < 10).mean()) if len(delays) else float("nan"),
+            "queue_drops": drops, "generated": generated}
+
+
+FIG22_CAUSE = (
+    "ours is above theirs with ideal CCA, as is theirs (CADEff = 1 in their simulation); "
+    "none of the settings their simulation documents (16 B frames, high BE, unconfirmed "
+    "frames, hosts on rings up to 60/100 m) brings ours down to theirs at every point, see "
+    "the sensitivity table; their radio (FLoRa) and their peer-to-peer topology (15 sinks, "
+    "each sending ACKs) remain unmodelled")
+
+
+def fig22(plan: Plan, progress: Progress) -> Iterator[Check]:
+    for (nodes, interval), theirs in PAPER["fig22_cap_delivery"].items():
+        progress(f"Fig. 22 CAP, {nodes} nodes, one frame per {interval} s")
+        p = _cap_point(nodes, interval, plan.fig22_seeds, plan.fig22_cap_horizon_s)
+        method = (f"event engine, dsme-lora CAP plan, {plan.fig22_seeds} seed(s) x "
+                  f"{plan.fig22_cap_horizon_s / 3600:g} h, 16 B, confirmed, 10 m disc, "
+                  f"Poisson; queue drops {p['queue_drops']}")
+        yield _points(Check(
+            "fig22", f"CAP delivery, {nodes} nodes, 1/{interval} s", "ratio", theirs,
+            p["delivery"], "arXiv 2206.14077, Fig. 22 (read off the plot)", "10 points",
+            method=method, cause=FIG22_CAUSE), 10)
+        check = Check("fig22", f"CAP median delay, {nodes} nodes, 1/{interval} s", "s", 10.0,
+                      p["p50_s"],
+                      "arXiv 2206.14077, Fig. 22, Section 7.2 (\"majority under 10 s\")",
+                      "< 10 s", method=method + f"; {100 * p['under_10s']:.1f}% under 10 s",
+                      cause="ideal sensing and a short CAP queue keep delays short")
+        check.diff = f"{p['p50_s'] - 10.0:+.1f} s"
+        check.passed = p["p50_s"] < 10.0
+        yield check
+    for nodes in (100, 300):
+        for interval in (80, 40):
+            progress(f"Fig. 22 GTS, {nodes} nodes, one frame per {interval} s")
+            result = _gts_sender(5, interval, plan.fig22_gts_frames * interval, nodes=nodes,
+                                 rx_chains=16)
+            s = result.summary()
+            lat = np.concatenate([n.latencies_s for n in result.nodes])
+            method = (f"batch engine, MO 5, one uplink GTS per node, {plan.fig22_gts_frames} "
+                      "frames per node (theirs: 300), Poisson, 16 B")
+            yield _points(Check(
+                "fig22", f"GTS delivery, {nodes} nodes, 1/{interval} s", "ratio",
+                PAPER["fig22_gts_delivery"], s["delivery_ratio"],
+                "arXiv 2206.14077, Fig. 22, Section 7.2 (\"~100%\")", "10 points",
+                method=method,
+                cause="frames still queued at the end of the run count as lost"), 10)
+            check = Check(
+                "fig22", f"GTS maximum delay, {nodes} nodes, 1/{interval} s", "s",
+                PAPER["fig22_gts_max_delay_s"][interval], float(lat.max()),
+                "arXiv 2206.14077, Section 7.2 (\"~120 s\", \"~500 s\")", "-", "none (a maximum "
+                "depends on the run's length)", method=method + f"; mean {lat.mean():.1f} s",
+                cause="the largest of a finite sample; mean as their model (Fig. 23)")
+            check.diff = f"{100 * (check.ours - check.theirs) / check.theirs:+.0f}%"
+            yield check
+
+
+#: What might explain the CAP gap, one setting at a time (each cited).
+SENSITIVITY: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("ours, 20 B items (the earlier bench)", "benchmarks/bench_cap_fig22.py",
+     {"payload_bytes": 20}),
+    ("ours, 16 B (their packetLength)", SIM_SOURCE + ", simulations/common.ini", {}),
+    ("their CSMA/CA: macMinBE 7, macMaxBE 8, NB 5 (plan dsme-lora-sim)",
+     "Section 5.1/5.3; " + SIM_SOURCE + ", simulations/common.ini",
+     {"cap_plan": "dsme-lora-sim"}),
+    ("unconfirmed CAP frames (their ackReq = false)", SIM_SOURCE + ", simulations/common.ini",
+     {"cap_ack": False}),
+    ("their layout: rings 10 m apart, 60 m / 100 m radius (hidden nodes, capture)",
+     SIM_SOURCE + " (StaticConcentricMobility, distance 10 m)", {"radius": True}),
+    ("their CSMA/CA and their layout", SIM_SOURCE, {"cap_plan": "dsme-lora-sim",
+                                                    "radius": True}),
+    ("CAD misses 20% of busy channels (fitted, no source)", "none: fitted",
+     {"cad_miss_prob": 0.2}),
+    ("CAD misses 50% of busy channels (no source)", "none", {"cad_miss_prob": 0.5}),
+)
+
+
+def fig22_sensitivity(plan: Plan, progress: Progress) -> list[dict[str, Any]]:
+    rows = []
+    for label, source, change in SENSITIVITY:
+        row: dict[str, Any] = {"setting": label, "source": source, "points": {}}
+        for (nodes, interval), theirs in PAPER["fig22_cap_delivery"].items():
+            progress(f"Fig. 22 sensitivity: {label}: {nodes} nodes, 1/{interval} s")
+            kw = {k: v for k, v in change.items() if k != "radius"}
+            if change.get("radius"):
+                kw["radius_m"] = FIG22_RING_RADIUS_M[nodes]
+            p = _cap_point(nodes, interval, 1, plan.sensitivity_horizon_s, **kw)
+            row["points"][f"{nodes}/{interval}"] = {
+                "delivery": p["delivery"], "theirs": theirs, "p50_s": p["p50_s"],
+                "under_10s": p["under_10s"], "queue_drops": p["queue_drops"]}
+        deltas = [abs(v["delivery"] - v["theirs"]) for v in row["points"].values()]
+        row["max_gap_points"] = 100 * max(deltas)
+        rows.append(row)
+    return rows
+
+
+# -- Fig. 23 ----------------------------------------------------------------------------
+def fig23(plan: Plan) -> Iterator[Check]:
+    for (interval, mo), theirs in PAPER["fig23"].items():
+        msf = 0.96 * 2 ** mo
+        yield _relative(Check(
+            "fig23", f"1/{interval} s, MO {mo}: mean delay, model", "s", theirs,
+            gts_queue.mean_delay_s(msf, interval), "arXiv 2206.14077, Fig. 23b", "15%",
+            "ours (the issue sets none)", method="our Markov model (Section 6, 100 states)",
+            cause="none: the same equations"), 0.15)
+        result = _gts_sender(mo, interval, plan.fig23_frames * interval)
+        lat = np.concatenate([n.latencies_s for n in result.nodes])
+        yield _relative(Check(
+            "fig23", f"1/{interval} s, MO {mo}: mean delay, simulated", "s", theirs,
+            float(lat.mean()), "arXiv 2206.14077, Fig. 23b", "15%",
+            "ours (the issue sets none)",
+            method=f"batch engine, Poisson, {plan.fig23_frames} frames, 16 B",
+            cause="finite run (slow relaxation near rho = 1); our delay adds the airtime "
+                  "and the frame's position in its slot"), 0.15)
+
+
+# -- the whole report ---------------------------------------------------------------------
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("table5", "Table 5: energy per beacon interval"),
+    ("table7", "Table 7: maximum GTS load"),
+    ("table8", "Table 8: GTS sender power, lifetime and delay"),
+    ("fig22", "Fig. 22: CAP and GTS at 100/300 nodes"),
+    ("fig23", "Fig. 23b: GTS mean delay"),
+)
+
+
+@dataclass
+class Report:
+    quick: bool
+    checks: list[Check] = field(default_factory=list)
+    sensitivity: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        sections = {}
+        for key, title in SECTIONS:
+            rows = [c.as_dict() for c in self.checks if c.section == key]
+            judged = [r for r in rows if r["passed"] is not None]
+            sections[key] = {"title": title, "rows": rows,
+                             "passed": sum(bool(r["passed"]) for r in judged),
+                             "judged": len(judged)}
+        return {"source": SOURCE, "quick": self.quick, "sections": sections,
+                "fig22_sensitivity": self.sensitivity}
+
+
+def validate(quick: bool = False, progress: Progress | None = None) -> Report:
+    """Run every section; ``progress(label)`` before each step."""
+    say = progress or (lambda label: None)
+    plan = Plan.make(quick)
+    report = Report(quick)
+    steps: list[tuple[str, Callable[[], Iterator[Check]]]] = [
+        ("Table 5 (S1, S2, S3)", lambda: table5(plan)),
+        ("Table 7 (model and simulation)", lambda: table7(plan)),
+        ("Table 8 (MO 3-7)", lambda: table8(plan)),
+        ("Fig. 23 (model and simulation)", lambda: fig23(plan)),
+        ("Fig. 22", lambda: fig22(plan, say)),
+    ]
+    for label, step in steps:
+        say(label)
+        report.checks.extend(step())
+    if plan.sensitivity:
+        report.sensitivity = fig22_sensitivity(plan, say)
+    return report
+
+
+def step_count(quick: bool) -> int:
+    """Progress steps :func:`validate` reports (for a progress bar's total)."""
+    plan = Plan.make(quick)
+    n = 5 + 8
+    if plan.sensitivity:
+        n += len(SENSITIVITY) * len(PAPER["fig22_cap_delivery"])
+    return n
+
+
+# -- Markdown ---------------------------------------------------------------------------
+def _fmt(value: float | None, unit: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if unit == "ratio":
+        return f"{value:.3f}"
+    if abs(value) >= 100:
+        return f"{value:.1f}"
+    return f"{value:.3g}" if abs(value) < 1 else f"{value:.2f}"
+
+
+def markdown(doc: dict[str, Any], *, command: str) -> str:
+    """The validation page from a report's JSON (what ``dticn validate`` writes)."""
+    mode = "quick (fewer seeds, shorter runs)" if doc["quick"] else "full"
+    out = [
+        "# DT-ICN radio model against DSME-LoRa's published measurements",
+        "",
+        f"Ours beside {doc['source']}: every row names the table or figure it checks.",
+        f"Generated by `{command}` ({mode} mode); figures next to the JSON.",
+        "Their values are as printed; \"~\" values of Fig. 22 are read off their plot. The",
+        "tolerance is the issue's (issue 16) unless the row says \"ours\" (the issue sets",
+        "none there).",
+        "",
+    ]
+    for section in doc["sections"].values():
+        out += [f"## {section['title']}", "",
+                f"{section['passed']} of {section['judged']} judged rows within tolerance.",
+                "", "| check | theirs | ours | difference | tolerance | pass | source | "
+                "cause of the difference |", "|---|---:|---:|---:|---|---|---|---|"]
+        for r in section["rows"]:
+            verdict = "-" if r["passed"] is None else ("yes" if r["passed"] else "**no**")
+            tol = r["tolerance"] + ("" if r["tolerance_source"] == "issue 16"
+                                    else f" ({r['tolerance_source']})")
+            out.append(f"| {r['item']} ({r['unit']}) | {_fmt(r['theirs'], r['unit'])} | "
+                       f"{_fmt(r['ours'], r['unit'])} | {r['diff']} | {tol} | {verdict} | "
+                       f"{r['source']} | {r['cause']} |")
+        methods = sorted({r["method"] for r in section["rows"]})
+        out += ["", "How ours was run:", ""] + [f"* {m}" for m in methods] + [""]
+    if doc["fig22_sensitivity"]:
+        points = list(doc["fig22_sensitivity"][0]["points"])
+        out += ["## Fig. 22 CAP gap: one setting at a time", "",
+                "CAP delivery (ours) under the `dsme-lora` plan with one setting changed, "
+                "1 seed x 1 h per point; their values in the header.", "",
+                "| setting | " + " | ".join(
+                    f"{p} (theirs {doc['fig22_sensitivity'][0]['points'][p]['theirs']:.2f})"
+                    for p in points) + " | largest gap | source |",
+                "|---|" + "---:|" * len(points) + "---:|---|"]
+        for row in doc["fig22_sensitivity"]:
+            cells = " | ".join(f"{row['points'][p]['delivery']:.3f}" for p in points)
+            out.append(f"| {row['setting']} | {cells} | {row['max_gap_points']:.1f} pt | "
+                       f"{row['source']} |")
+        out.append("")
+    return "\n".join(out)

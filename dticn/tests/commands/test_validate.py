@@ -1,0 +1,72 @@
+"""`dticn validate --quick` for real: the JSON's structure, and Table 5 / Table 8 within the
+issue's 15% of DSME-LoRa's published values (arXiv 2206.14077)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dticn.cli import build_app
+
+SECTIONS = {"table5", "table7", "table8", "fig22", "fig23"}
+ROW_KEYS = {"section", "item", "unit", "theirs", "ours", "source", "tolerance",
+            "tolerance_source", "passed", "diff", "method", "cause"}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("validate")
+    result = CliRunner().invoke(build_app(), ["validate", "--quick", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+def test_writes_json_page_and_figures(quick_run: tuple[Path, str]) -> None:
+    out, output = quick_run
+    doc = json.loads((out / "dticn-validation.json").read_text())
+    assert doc["quick"] is True and "2206.14077" in doc["source"]
+    assert set(doc["sections"]) == SECTIONS
+    for key, section in doc["sections"].items():
+        assert section["rows"], key
+        for row in section["rows"]:
+            assert set(row) == ROW_KEYS
+            assert row["section"] == key and "2206.14077" in row["source"]
+            assert isinstance(row["ours"], float) and row["cause"]
+    page = (out / "dticn-validation.md").read_text()
+    assert "Table 5" in page and "Fig. 23b" in page and "dticn validate --quick" in page
+    assert {p.name for p in out.glob("*.png")} == {f"dticn-validation-{k}.png" for k in SECTIONS}
+    assert "Table 8" in output
+
+
+def test_table5_and_table8_within_the_issue_tolerance(quick_run: tuple[Path, str]) -> None:
+    doc = json.loads((quick_run[0] / "dticn-validation.json").read_text())
+    t5 = doc["sections"]["table5"]["rows"]
+    assert [r["item"].split(":")[0] for r in t5] == ["S1", "S2", "S3"]
+    t8 = [r for r in doc["sections"]["table8"]["rows"] if r["unit"] in ("mW", "years")]
+    assert len(t8) == 10
+    for row in t5 + t8:
+        assert row["tolerance"] == "15%" and row["passed"] is True, row
+        assert abs(row["ours"] - row["theirs"]) <= 0.15 * row["theirs"]
+
+
+def test_fig22_rows_cover_cap_and_gts_at_both_sizes(quick_run: tuple[Path, str]) -> None:
+    rows = json.loads((quick_run[0] / "dticn-validation.json").read_text())["sections"]["fig22"]
+    items = [r["item"] for r in rows["rows"]]
+    for nodes in (100, 300):
+        for interval in (80, 40):
+            for kind in ("CAP delivery", "CAP median delay", "GTS delivery"):
+                assert f"{kind}, {nodes} nodes, 1/{interval} s" in items
+    median = [r for r in rows["rows"] if "median" in r["item"]]
+    assert all(r["passed"] for r in median)
+
+
+def test_bad_output_directory_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = CliRunner().invoke(build_app(), ["validate", "--quick", "--out",
+                                              str(blocker / "sub")])
+    assert result.exit_code != 0
+    assert "cannot create" in result.output and "Traceback" not in result.output
