@@ -39,6 +39,9 @@ def test_writes_json_page_and_figures(quick_run: tuple[Path, str]) -> None:
     assert "Table 5" in page and "Fig. 23b" in page and "dticn validate --quick" in page
     assert {p.name for p in out.glob("*.png")} == {f"dticn-validation-{k}.png" for k in SECTIONS}
     assert "Table 8" in output
+    budget = doc["fig22_link_budget"]
+    assert set(budget) == {"100/80", "100/40", "300/80", "300/40"}
+    assert all(0 < v["estimate"] <= v["ours_contention_only"] for v in budget.values())
 
 
 def test_table5_and_table8_within_the_issue_tolerance(quick_run: tuple[Path, str]) -> None:

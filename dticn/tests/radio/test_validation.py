@@ -1,0 +1,28 @@
+"""Pieces of the validation report that need no simulation: their Fig. 22 layout and its
+link budget under FLoRa's channel (docs/dticn-validation.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dticn.radio.validation import concentric_positions, fig22_link_budget
+
+
+def test_concentric_rings_as_inet_places_them() -> None:
+    pos = concentric_positions(315, 10.0)
+    radius = np.hypot(*pos.T)
+    assert radius[0] == 0.0
+    # ring k holds floor(2 pi k) hosts: 6, 12, 18, 25, ...
+    for k, first, count in ((1, 1, 6), (2, 7, 12), (3, 19, 18), (4, 37, 25)):
+        assert np.allclose(radius[first: first + count], 10.0 * k)
+    assert radius.max() == pytest.approx(100.0)            # 315 hosts: ten rings
+    assert np.hypot(*concentric_positions(115, 10.0).T).max() == pytest.approx(60.0)
+
+
+def test_link_budget_far_sinks_lose_frames_before_contention() -> None:
+    small, large = fig22_link_budget(100), fig22_link_budget(300)
+    assert small["max_distance_m"] < 121 < large["max_distance_m"] <= 200.0
+    assert small["delivered_within_attempts"] > 0.95
+    assert 0.6 < large["delivered_within_attempts"] < 0.8
+    assert large["frame_and_ack"] < large["frame_reaches_sink"] < 1.0
