@@ -14,7 +14,7 @@ What goes on the wire: one data frame per attempt on the cell's channel, an Imm-
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from dticn.clock import TimerHandle
 from dticn.mac.ack import AckWait
@@ -48,6 +48,9 @@ class GtsQueue:
 
     def __len__(self) -> int:
         return len(self.requests)
+
+    def __iter__(self) -> Iterator[MacRequest]:
+        return iter(self.requests)
 
     def append(self, req: MacRequest) -> None:
         self.requests.append(req)
