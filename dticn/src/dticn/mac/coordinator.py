@@ -42,7 +42,6 @@ class DsmeCoordinator(MacEndpoint):
         self.send_beacons = beacons
         self.cap = CapAccess(platform, config, self._cap_finished, self._cap_event)
         self._cap_requests: dict[int, MacRequest] = {}
-        self._frames: dict[int, Frame] = {}
         self._seq = 0
         self._last_seq: dict[int, int] = {}
         self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None

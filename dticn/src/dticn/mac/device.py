@@ -89,7 +89,6 @@ class DsmeDevice(MacEndpoint):
         self._cap_requests: dict[int, MacRequest] = {}
         self._cap_waiting: deque[Frame] = deque()
         self._seq = 0
-        self._frames: dict[int, Frame] = {}
         self._last_seq: dict[int, int] = {}
         self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None
         self.observers: list[MacObserver] = []

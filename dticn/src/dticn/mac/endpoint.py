@@ -18,14 +18,13 @@ class MacEndpoint:
     """Shared request bookkeeping of :class:`DsmeCoordinator` and :class:`DsmeDevice`.
 
     Subclasses set ``address``, ``p`` (the platform), ``cfg``, ``observers``,
-    ``_frames`` (frame built per pending request) and ``_seq`` in their constructor.
+    and ``_seq`` in their constructor.
     """
 
     address: int
     p: Platform
     cfg: MacConfig
     observers: list[MacObserver]
-    _frames: dict[int, Frame]
     _seq: int
 
     def _next_seq(self) -> int:
@@ -48,7 +47,6 @@ class MacEndpoint:
 
     def _finish(self, req: MacRequest, status: Status) -> None:
         """Close ``req`` with ``status``: stamp it, report it, call its callback."""
-        self._frames.pop(id(req), None)
         req.status = status
         req.finished = self.p.clock.now()
         if status is Status.DELIVERED and req.delivered_at is None:
