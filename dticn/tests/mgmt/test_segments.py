@@ -30,3 +30,23 @@ def test_store_is_bounded_in_bytes_newest_version_kept() -> None:
     assert pub.find((*names[0], segment_component(1))) is None
     assert pub.find((*names[1], segment_component(1))) is None
     assert pub.find((*names[2], segment_component(1))) is not None
+
+
+def test_a_slow_dataset_is_not_rebuilt_for_every_request() -> None:
+    from dticn.mgmt.segments import Snapshots
+
+    now = [0.0]
+    builds = []
+
+    def build() -> bytes:
+        builds.append(now[0])
+        now[0] += 0.5  # the build takes 0.5 s
+        return b"snapshot %d" % len(builds)
+
+    snaps = Snapshots(lambda: now[0], duty=0.1)
+    assert snaps.content(DATASET, build) == b"snapshot 1"
+    now[0] += 4.0  # 4 s after: still within 9 x 0.5 s
+    assert snaps.content(DATASET, build) == b"snapshot 1"
+    now[0] += 0.6
+    assert snaps.content(DATASET, build) == b"snapshot 2"
+    assert len(builds) == 2

@@ -21,15 +21,20 @@ from ndn.app_support.nfd_mgmt import (
     FacePersistency,
     FaceScope,
     FaceStatus,
-    FaceStatusMsg,
-    FibEntry,
-    FibStatus,
-    NextHopRecord,
 )
+from ndn.encoding import TlvModel
 
 from dticn.forwarder.face import Face, LinkType
 from dticn.forwarder.forwarder import FIRST_FACE_ID, Forwarder
 from dticn.mgmt.face_traffic import FaceTraffic
+from dticn.packets.name import encode_name
+from dticn.packets.tlv import encode_tlv, encode_uint
+
+TYPE_FACE_STATUS = 0x80
+TYPE_FIB_ENTRY = 0x80
+TYPE_NEXT_HOP_RECORD = 0x81
+TYPE_FACE_ID = 0x69
+TYPE_COST = 0x6A
 
 _LINK_TYPES = {LinkType.POINT_TO_POINT: FaceLinkType.POINT_TO_POINT,
                LinkType.MULTI_ACCESS: FaceLinkType.MULTI_ACCESS}
@@ -64,25 +69,31 @@ def face_status(face: Face, traffic: FaceTraffic) -> FaceStatus:
 
 
 def faces_list(fw: Forwarder, traffic: FaceTraffic) -> bytes:
-    """The ``faces/list`` dataset: every face, by id."""
-    msg = FaceStatusMsg()
-    msg.face_status = [face_status(face, traffic) for _, face in sorted(fw.faces.items())]
-    return bytes(msg.encode())
+    """The ``faces/list`` dataset: every face, by id (FaceStatusMsg's blocks)."""
+    return b"".join(_block(TYPE_FACE_STATUS, face_status(face, traffic))
+                    for _, face in sorted(fw.faces.items()))
 
 
 def fib_list(fw: Forwarder) -> bytes:
-    """The ``fib/list`` dataset: every FIB prefix with its next hops (cheapest first)."""
-    msg = FibStatus()
-    entries = []
-    for fib_entry in fw.fib:
-        entry = FibEntry()
-        entry.name = list(fib_entry.prefix)
-        hops = []
-        for hop in fib_entry.nexthops:
-            record = NextHopRecord()
-            record.face_id, record.cost = hop.face_id, hop.cost
-            hops.append(record)
-        entry.next_hop_records = hops
-        entries.append(entry)
-    msg.entries = entries
-    return bytes(msg.encode())
+    """The ``fib/list`` dataset: every FIB prefix with its next hops, cheapest first.
+
+    Written with our TLV encoder, not python-ndn's FibEntry model: a FIB holds up to
+    ``fib_capacity`` (100,000) prefixes and the model costs about 27 µs an entry (2.7 s
+    for 99,000, all that time with the forwarder stopped); the tests read the result
+    with python-ndn's FibStatus decoder.
+    """
+    out = []
+    for entry in fw.fib:
+        hops = b"".join(
+            encode_tlv(TYPE_NEXT_HOP_RECORD, encode_tlv(TYPE_FACE_ID, encode_uint(h.face_id))
+                       + encode_tlv(TYPE_COST, encode_uint(h.cost)))
+            for h in entry.nexthops)
+        out.append(encode_tlv(TYPE_FIB_ENTRY, encode_name(entry.prefix) + hops))
+    return b"".join(out)
+
+
+def _block(typ: int, model: TlvModel) -> bytes:
+    """One dataset block: the model's fields inside its outer TLV. Encoding the blocks one
+    by one keeps the cost linear; python-ndn's RepeatedField encodes the whole message in
+    time quadratic in its length (4,000 FIB entries took 3.5 s, 1,000 took 0.24 s)."""
+    return encode_tlv(typ, bytes(model.encode()))

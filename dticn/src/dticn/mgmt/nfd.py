@@ -38,7 +38,7 @@ from dticn.mgmt.command_auth import CommandAuthenticator, CommandRefused
 from dticn.mgmt.face_traffic import FaceTraffic
 from dticn.mgmt.listings import faces_list, fib_list
 from dticn.mgmt.route_charges import RouteCharges
-from dticn.mgmt.segments import DatasetPublisher
+from dticn.mgmt.segments import DatasetPublisher, Snapshots
 from dticn.mgmt.status import Dataset, general_status, json_status
 from dticn.packets import Data, DecodeError, Interest, LpPacket, decode_packet, name_to_str
 from dticn.packets.name import (
@@ -159,6 +159,7 @@ class NfdManagement:
         self.traffic = FaceTraffic(forwarder)
         self.charges = RouteCharges(forwarder)
         self.publisher = DatasetPublisher()
+        self.snapshots = Snapshots(wall_clock)
         fw, started = forwarder, self.started
         self._datasets: dict[tuple[bytes, ...], Dataset] = {
             name_from_str("/localhost/nfd/status/general"):
@@ -192,7 +193,8 @@ class NfdManagement:
         dataset = self._datasets.get(name)
         if dataset is not None:
             now = self._wall_clock()
-            return self.publisher.publish(name, dataset(now), int(now * 1000))
+            content = self.snapshots.content(name, lambda: dataset(now))
+            return self.publisher.publish(name, content, int(now * 1000))
         if len(name) > 2 and name[:-2] in self._datasets:
             return self.publisher.find(name)  # a later segment; None if no longer kept
         if name[:2] not in (self._localhost_nfd, self._localhop_nfd) or len(name) < 4:

@@ -14,6 +14,7 @@ segments of two different snapshots.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 
 from dticn.packets import MAX_NDN_PACKET_SIZE, Data, Name
 from dticn.packets.tlv import encode_tlv, encode_uint
@@ -25,6 +26,10 @@ SEGMENT_PAYLOAD = MAX_NDN_PACKET_SIZE - 800
 ndn-cxx/mgmt/status-dataset-context.cpp (8800 - 800)."""
 DATASET_FRESHNESS_MS = 1000
 """NFD's status datasets stay fresh for 1 s."""
+BUILD_DUTY = 0.1
+"""Most share of time spent building one dataset: a snapshot that took T to build is
+served again for 9 T before the next build (a full FIB of 100,000 prefixes takes most
+of a second: rebuilding it on every request would stop forwarding)."""
 STORE_BYTES = 8 * 1024 * 1024
 """Most content bytes of multi-segment versions kept for their later segments."""
 
@@ -73,3 +78,28 @@ class DatasetPublisher:
         while self._stored > self._store_bytes and len(self._versions) > 1:
             _, (_, dropped) = self._versions.popitem(last=False)
             self._stored -= dropped
+
+
+class Snapshots:
+    """The last content of each dataset, rebuilt only when older than ``(1/duty - 1)``
+    times its build took, so requests cannot keep the forwarder building datasets.
+
+    ``clock`` gives seconds (the manager's injected wall clock): with a clock that does
+    not move, every request rebuilds.
+    """
+
+    def __init__(self, clock: Callable[[], float], duty: float = BUILD_DUTY) -> None:
+        self._clock = clock
+        self._hold = 1.0 / duty - 1.0
+        self._last: dict[Name, tuple[float, float, bytes]] = {}
+
+    def content(self, dataset: Name, build: Callable[[], bytes]) -> bytes:
+        """The content of ``dataset``, from ``build()`` or the last snapshot."""
+        start = self._clock()
+        last = self._last.get(dataset)
+        if last is not None and start - last[0] < last[1] * self._hold:
+            return last[2]
+        content = build()
+        end = self._clock()
+        self._last[dataset] = (end, end - start, content)
+        return content
