@@ -226,3 +226,18 @@ def _component_value(component: bytes) -> bytes:
     _, p = parse_tl_num(component, 0)
     length, q = parse_tl_num(component, p)
     return bytes(component[p + q:p + q + length])
+
+
+def authenticator_from_files(
+    specs: Sequence[str], wall_clock: Callable[[], float] | None = None
+) -> CommandAuthenticator:
+    """The authenticator for ``dticn forwarder --trust-anchor`` values (none: NFD's
+    localhost default); raises :class:`dticn.mgmt.trust.TrustAnchorError` (a ValueError,
+    one line on the command line) for a file that cannot be used."""
+    from dticn.mgmt.trust import load_trust_anchors
+
+    anchors = load_trust_anchors(list(specs))
+    for anchor in anchors:
+        log.info("trust anchor %s: %s", anchor.source, "any key name" if anchor.key_name is None
+                 else "key " + "/".join(c.hex() for c in anchor.key_name))
+    return CommandAuthenticator(anchors, wall_clock)
