@@ -73,3 +73,18 @@ def test_bad_output_directory_is_one_line(tmp_path: Path) -> None:
                                               str(blocker / "sub")])
     assert result.exit_code != 0
     assert "cannot create" in result.output and "Traceback" not in result.output
+
+
+def test_from_json_rebuilds_page_and_figures(quick_run: tuple[Path, str], tmp_path: Path) -> None:
+    result = CliRunner().invoke(build_app(), [
+        "validate", "--from-json", str(quick_run[0] / "dticn-validation.json"),
+        "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "dticn-validation.md").read_text() == \
+        (quick_run[0] / "dticn-validation.md").read_text()
+    assert len(list(tmp_path.glob("dticn-validation-*.png"))) == 5
+    assert not (tmp_path / "dticn-validation.json").exists()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"a": 1}')
+    refused = CliRunner().invoke(build_app(), ["validate", "--from-json", str(bad)])
+    assert refused.exit_code != 0 and "not a report of dticn validate" in refused.output

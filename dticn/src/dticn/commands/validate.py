@@ -14,20 +14,32 @@ def validate_command(
     quick: bool = typer.Option(False, "--quick",
                                help="Fewer seeds and shorter runs (about a minute); no "
                                     "Fig. 22 sensitivity table."),
+    from_json: Path | None = typer.Option(
+        None, "--from-json", help="Rebuild the page and the figures from a JSON this "
+        "command wrote, without running anything."),
 ) -> None:
     """Regenerate DSME-LoRa's Table 5, 7, 8, Fig. 22 and 23 with our simulator and model."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
-    from dticn.radio.validation import markdown, step_count, validate
-    from dticn.radio.validation_plots import plot_validation
+    from dticn.radio.validation import step_count, validate
 
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise typer.BadParameter(f"cannot create {out}: {exc}", param_hint="--out") from exc
     console = Console(stderr=True)
+    if from_json is not None:
+        try:
+            doc = json.loads(from_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(f"{from_json}: {exc}", param_hint="--from-json") from exc
+        if not isinstance(doc, dict) or not isinstance(doc.get("sections"), dict):
+            raise typer.BadParameter(f"{from_json} is not a report of dticn validate (no "
+                                     "'sections'); give the dticn-validation.json it wrote",
+                                     param_hint="--from-json")
+        _write(doc, out, quick=bool(doc.get("quick")), rerun=False)
+        return
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
         task = bar.add_task("validating", total=step_count(quick))
@@ -36,9 +48,20 @@ def validate_command(
             bar.update(task, advance=1, description=label[:70])
 
         report = validate(quick=quick, progress=step)
-    doc = report.as_dict()
+    _write(report.as_dict(), out, quick=quick, rerun=True)
+
+
+def _write(doc: dict, out: Path, *, quick: bool, rerun: bool) -> None:
+    """JSON (when freshly run), the Markdown page and the figures; a summary table."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from dticn.radio.validation import markdown
+    from dticn.radio.validation_plots import plot_validation
+
     command = "dticn validate" + (" --quick" if quick else "")
-    (out / "dticn-validation.json").write_text(json.dumps(doc, indent=1, default=float))
+    if rerun:
+        (out / "dticn-validation.json").write_text(json.dumps(doc, indent=1, default=float))
     (out / "dticn-validation.md").write_text(markdown(doc, command=command))
     pngs = plot_validation(doc, out)
     table = Table(title="DSME-LoRa (arXiv 2206.14077) vs ours")
@@ -47,8 +70,8 @@ def validate_command(
     for section in doc["sections"].values():
         table.add_row(section["title"], f"{section['passed']} / {section['judged']}")
     Console().print(table)
-    console.print(f"wrote {out / 'dticn-validation.json'}, {out / 'dticn-validation.md'} and "
-                  f"{len(pngs)} figures")
+    Console(stderr=True).print(f"wrote {out / 'dticn-validation.md'}, {len(pngs)} figures"
+                               + (f" and {out / 'dticn-validation.json'}" if rerun else ""))
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,8 @@ from typing import Any
 
 
 def plot_validation(doc: dict[str, Any], out_dir: Path) -> list[Path]:
-    """One PNG per section: ours beside theirs, row by row; returns the paths written."""
+    """One PNG per section, one panel per unit: ours beside theirs, row by row; returns
+    the paths written. Ours is green within tolerance, red outside, grey without one."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -18,21 +19,25 @@ def plot_validation(doc: dict[str, Any], out_dir: Path) -> list[Path]:
         rows = [r for r in section["rows"] if r["theirs"] is not None]
         if not rows:
             continue
-        x = np.arange(len(rows))
-        theirs = np.array([r["theirs"] for r in rows], dtype=float)
-        ours = np.array([r["ours"] for r in rows], dtype=float)
-        fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(rows) + 2), 4.2))
-        ax.bar(x - 0.2, theirs, 0.4, label="DSME-LoRa (theirs)")
-        colours = ["tab:green" if r["passed"] else "tab:red" if r["passed"] is False
-                   else "tab:grey" for r in rows]
-        ax.bar(x + 0.2, ours, 0.4, label="ours", color=colours)
-        ax.set_xticks(x, [r["item"] for r in rows], rotation=60, ha="right", fontsize=7)
-        if len({r["unit"] for r in rows}) > 1 or np.nanmax(ours) / max(np.nanmin(ours), 1e-9) > 50:
-            ax.set_yscale("log")
-        ax.set_ylabel(", ".join(sorted({r["unit"] for r in rows})))
-        ax.set_title(f"{section['title']} (green: within tolerance, red: not, grey: none)",
-                     fontsize=9)
-        ax.legend(fontsize=8)
+        units = sorted({r["unit"] for r in rows}, key=[r["unit"] for r in rows].index)
+        widths = [sum(r["unit"] == u for r in rows) + 1 for u in units]
+        fig, axes = plt.subplots(1, len(units), figsize=(max(6.0, 0.45 * sum(widths) + 2), 4.4),
+                                 gridspec_kw={"width_ratios": widths}, squeeze=False)
+        for ax, unit in zip(axes[0], units, strict=True):
+            sub = [r for r in rows if r["unit"] == unit]
+            x = np.arange(len(sub))
+            ax.bar(x - 0.2, [r["theirs"] for r in sub], 0.4, label="DSME-LoRa")
+            colours = ["tab:green" if r["passed"] else "tab:red" if r["passed"] is False
+                       else "tab:grey" for r in sub]
+            ax.bar(x + 0.2, [r["ours"] for r in sub], 0.4, color=colours, label="ours")
+            ax.set_xticks(x, [r["item"] for r in sub], rotation=60, ha="right", fontsize=7)
+            ax.set_ylabel(unit)
+            values = [v for r in sub for v in (r["theirs"], r["ours"]) if v > 0]
+            if values and max(values) / min(values) > 30:
+                ax.set_yscale("log")
+        axes[0][0].legend(fontsize=8)
+        fig.suptitle(f"{section['title']}: theirs (blue) and ours (green within tolerance, "
+                     "red outside, grey none)", fontsize=9)
         fig.tight_layout()
         path = out_dir / f"dticn-validation-{key}.png"
         fig.savefig(path, dpi=110)
