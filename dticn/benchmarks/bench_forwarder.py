@@ -236,7 +236,8 @@ def _workload(n: int, consumers: int) -> tuple[list[list[bytes]], dict[bytes, by
 
 
 async def _bench_sockets(
-    src: Path, interests: list[list[bytes]], answers: dict[bytes, bytes], window: int
+    src: Path, interests: list[list[bytes]], answers: dict[bytes, bytes], window: int,
+    cprofile: str = "",
 ) -> SocketRun:
     from dticn.packets import Interest, encode_name, name_from_str
 
@@ -244,8 +245,9 @@ async def _bench_sockets(
     n = sum(len(i) for i in interests)
     with tempfile.TemporaryDirectory() as tmp:
         sock = os.path.join(tmp, "fw.sock")
+        profiler = ["-m", "cProfile", "-o", cprofile] if cprofile else []
         proc = subprocess.Popen(
-            [sys.executable, "-m", "dticn.cli", "forwarder", "--listen", "tcp://127.0.0.1:0",
+            [sys.executable, *profiler, "-m", "dticn.cli", "forwarder", "--listen", "tcp://127.0.0.1:0",
              "--listen", f"unix://{sock}", "--log-level", "warning",
              "--cs-capacity", "1000"],
             stdout=subprocess.PIPE, text=True, env=_env_for(src),
@@ -333,6 +335,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="runs of each; the best is kept")
     ap.add_argument("--baseline", default="", help="git ref whose forwarder runs alongside")
     ap.add_argument("--json", default="", help="also write the results to this file")
+    ap.add_argument("--cprofile", default="",
+                    help="run the current forwarder once more under cProfile, stats to FILE")
     ap.add_argument("--src", default=str(WORKTREE_SRC),
                     help="the dticn/src measured as 'current' (default: this checkout's)")
     args = ap.parse_args()
@@ -354,6 +358,9 @@ def main() -> None:
             for k, src in variants.items():
                 runs[k].append(asyncio.run(_bench_sockets(src, interests, answers, args.window)))
         load1 = os.getloadavg()
+        if args.cprofile:
+            asyncio.run(_bench_sockets(current, interests, answers, args.window,
+                                       args.cprofile))
     sockets = {k: _best(v) for k, v in runs.items()}
     print(f"load average {load0[0]:.2f} before, {load1[0]:.2f} after; best of "
           f"{args.repeats}; {args.exchanges:,} exchanges")

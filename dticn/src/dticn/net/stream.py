@@ -42,19 +42,28 @@ class StreamFace(Face):
         self._forwarder = forwarder
         self._pending: list[bytes] = []
         self._pending_bytes = 0
+        self._queued = 0
+        """The transport's write buffer when the current burst began."""
 
     def transmit(self, frame: bytes) -> None:
-        if self._transport.is_closing():
-            return
-        if self._transport.get_write_buffer_size() + self._pending_bytes > MAX_SEND_BUFFER:
-            self._forwarder.counters.drop("send_buffer_full")
-            return
+        # The transport's state is read once per burst (it cannot change before the
+        # flush, which is the only writer); later frames of the burst only add up.
         if not self._pending:
+            transport = self._transport
+            if transport.is_closing():
+                return
+            self._queued = transport.get_write_buffer_size()
+            if self._queued > MAX_SEND_BUFFER:
+                self._forwarder.counters.drop("send_buffer_full")
+                return
             try:
                 asyncio.get_running_loop().call_soon(self._flush)
             except RuntimeError:  # no loop running (driven synchronously): write now
-                self._transport.write(frame)
+                transport.write(frame)
                 return
+        elif self._queued + self._pending_bytes > MAX_SEND_BUFFER:
+            self._forwarder.counters.drop("send_buffer_full")
+            return
         self._pending.append(frame)
         self._pending_bytes += len(frame)
 
@@ -101,36 +110,55 @@ class StreamProtocol(asyncio.Protocol):
         self._forwarder.add_face(self.face)
 
     def data_received(self, data: bytes) -> None:
-        buf = self._buf
-        buf += data
+        """Hand every complete TLV in the buffer to the face, in one pass.
+
+        When nothing was left over from the last read, frames are sliced straight out of
+        ``data`` (one copy each); only a trailing partial frame is kept. An exception
+        while processing one frame costs that frame (see :func:`_report_internal_error`).
+        """
+        if self._buf:
+            self._buf += data
+            buf: bytes | bytearray = self._buf
+        else:
+            buf = data
         pos = 0
         n = len(buf)
         face = self.face
         fw = self._forwarder
+        state = self._state
         while pos < n:
-            if self._state.skip:
-                take = min(self._state.skip, n - pos)
-                self._state.skip -= take
+            if state.skip:
+                take = min(state.skip, n - pos)
+                state.skip -= take
                 pos += take
                 continue
-            header = _read_header(buf, pos)
-            if header is None:
-                break
-            hlen, length = header
+            if pos + 1 < n and buf[pos] < 0xFD and buf[pos + 1] < 0xFD:
+                hlen, length = 2, buf[pos + 1]     # 1-byte TYPE and LENGTH
+            else:
+                header = _read_header(buf, pos)
+                if header is None:
+                    break
+                hlen, length = header
             end = pos + hlen + length
             if hlen + length > MAX_FRAME:
                 fw.counters.drop("oversized_frame")
                 log.debug("face %s: skipping oversized frame of %d bytes", face, length)
-                self._state.skip = hlen + length
+                state.skip = hlen + length
                 continue
             if end > n:
                 break
             frame = bytes(buf[pos:end])
             pos = end
             if face is not None:
-                _deliver_guarded(face, frame, fw)
-        if pos:
-            del buf[:pos]
+                try:
+                    face.deliver(frame)
+                except Exception as exc:
+                    _report_internal_error(face, frame, fw, exc)
+        if buf is self._buf:
+            if pos:
+                del self._buf[:pos]
+        elif pos < n:
+            self._buf += buf[pos:]
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.face is not None:
@@ -138,18 +166,23 @@ class StreamProtocol(asyncio.Protocol):
 
 
 def _deliver_guarded(face: Face, frame: bytes, fw: Forwarder) -> None:
-    """Deliver one frame; a bug in a pipeline, hook or strategy costs that packet
-    (counted as ``internal_error``, its traceback logged at most once per 10 s per
-    error site by ``fw.internal_errors``), not the connection."""
+    """Deliver one frame; a bug in a pipeline, hook or strategy costs that packet, not
+    the connection."""
     try:
         face.deliver(frame)
     except Exception as exc:
-        fw.counters.drop("internal_error")
-        fw.internal_errors.report(exc, f"on face {face.face_id} ({face.uri}) while "
-                                       f"processing a {len(frame)}-byte frame")
+        _report_internal_error(face, frame, fw, exc)
 
 
-def _read_header(buf: bytearray, pos: int) -> tuple[int, int] | None:
+def _report_internal_error(face: Face, frame: bytes, fw: Forwarder, exc: Exception) -> None:
+    """Count the lost packet (``internal_error``) and log its traceback at most once per
+    10 s per error site (``fw.internal_errors``)."""
+    fw.counters.drop("internal_error")
+    fw.internal_errors.report(exc, f"on face {face.face_id} ({face.uri}) while "
+                                   f"processing a {len(frame)}-byte frame")
+
+
+def _read_header(buf: bytes | bytearray, pos: int) -> tuple[int, int] | None:
     """Return ``(header_length, value_length)`` or None if the header is incomplete."""
     n = len(buf)
     p = pos
