@@ -14,6 +14,9 @@ def forwarder(
         "info", "--log-level", help="debug logs every packet in and out."
     ),
     cs_capacity: int = typer.Option(10_000, help="Content Store entries (LRU)."),
+    cs_face_share: float = typer.Option(
+        0.5, help="Fraction of the Content Store one face's Data may occupy (0: no quota)."
+    ),
     pit_capacity: int = typer.Option(65_536, help="Most pending Interests."),
     pit_face_quota: int = typer.Option(
         16_384, help="Most pending Interests one face may wait on (0: no quota)."
@@ -65,8 +68,12 @@ def forwarder(
     config = ForwarderConfig(
         pit_capacity=pit_capacity, cs_capacity=cs_capacity, default_strategy=strategy,
         pit_face_quota=pit_face_quota or None, max_interest_lifetime_ms=max_lifetime_ms or None,
-        routes_per_face=routes_per_face,
+        routes_per_face=routes_per_face, cs_face_share=cs_face_share or None,
     )
+    try:
+        config.cs_face_quota()
+    except ValueError as exc:
+        raise typer.BadParameter(f"--cs-face-share {cs_face_share}: {exc}") from None
     if retx:
         try:
             life, ms, count = retx.split("/")
