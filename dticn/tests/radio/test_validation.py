@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dticn.radio.validation import concentric_positions, fig22_link_budget
+from dticn.radio.topology import concentric_positions
+from dticn.radio.validation import fig22_link_budget
 
 
 def test_concentric_rings_as_inet_places_them() -> None:
@@ -26,3 +27,18 @@ def test_link_budget_far_sinks_lose_frames_before_contention() -> None:
     assert small["delivered_within_attempts"] > 0.95
     assert 0.6 < large["delivered_within_attempts"] < 0.8
     assert large["frame_and_ack"] < large["frame_reaches_sink"] < 1.0
+
+
+def test_rings_topology_puts_the_gateway_on_their_sinks_arc() -> None:
+    from dticn.phy.config import load_phy_config
+    from dticn.phy.propagation import LogDistancePathLoss
+    from dticn.radio.topology import GATEWAY, Topology
+
+    path_loss = LogDistancePathLoss.from_config(load_phy_config(None))
+    topo = Topology.rings(300, 10.0, path_loss, seed=1, shadowing=False)
+    hosts = concentric_positions(315, 10.0)
+    assert np.allclose(topo.positions[0], hosts[307])            # the middle of 15 sinks
+    assert np.allclose(topo.positions[1:], hosts[:300])
+    assert np.hypot(*topo.positions[0]) == pytest.approx(100.0)
+    far = max(range(1, 301), key=lambda i: topo.loss_db(GATEWAY, i))
+    assert topo.loss_db(GATEWAY, far) > topo.loss_db(GATEWAY, 1)  # sources beyond the centre

@@ -66,3 +66,35 @@ class Topology:
                     "disc; reduce radius_m, raise tx power or SF, or switch shadowing off"
                 )
         return topo
+
+    @classmethod
+    def rings(cls, nodes: int, spacing_m: float, path_loss: LogDistancePathLoss, seed: int,
+              *, sinks: int = 15, shadowing: bool = True) -> Topology:
+        """DSME-LoRa's Fig. 22 simulation layout (inetrg/dsme_lora e94c7e5: INET
+        StaticConcentricMobility, distance 10 m; ``nodes`` sources then ``sinks`` sinks):
+        ``nodes + sinks`` hosts on concentric rings, and the gateway where the middle sink
+        stands, so the sources lie as far from it as from their own sinks (all sinks share
+        one arc of the outer ring). No node is placed again: far sources stay out of reach
+        as often as the channel says, as in their simulation."""
+        hosts = concentric_positions(nodes + sinks, spacing_m)
+        positions = np.zeros((nodes + 1, 2))
+        positions[0] = hosts[nodes + sinks // 2]
+        positions[1:] = hosts[:nodes]
+        return cls(positions, path_loss, seed, shadowing)
+
+
+def concentric_positions(hosts: int, spacing_m: float) -> np.ndarray:
+    """INET's StaticConcentricMobility: host 0 at the centre, ring k (radius k x spacing)
+    holding floor(2 pi k) hosts, filled in index order."""
+    pos = np.zeros((hosts, 2))
+    ring, inner, on_ring = 0, 0, 1
+    for i in range(hosts):
+        if i - inner >= on_ring:
+            ring += 1
+            inner += on_ring
+            on_ring = int(2 * math.pi * ring)
+        if i:
+            angle = 2 * math.pi / on_ring * (i - inner)
+            pos[i] = (spacing_m * ring * math.cos(angle), spacing_m * ring * math.sin(angle))
+    return pos
+
