@@ -219,7 +219,7 @@ class Forwarder:
 
     def find_strategy(self, name: Name) -> Strategy:
         """The strategy responsible for ``name``."""
-        if len(self._strategy_choice) == 1:
+        if self._strategy_choice.size == 1:
             return self._root_strategy
         hit = self._strategy_choice.longest_prefix_match(name)
         assert hit is not None  # the root always has one
@@ -330,7 +330,7 @@ class Forwarder:
             self.on_interest_loop(in_face, interest)
             return
         if (
-            self._reflexive
+            self._reflexive.size
             and self._reflexive.longest_prefix_match(interest.name)
             and self.hooks.on_reflexive_interest(self, in_face, interest)
         ):

@@ -24,9 +24,12 @@ class NameTable(Generic[V]):
         self._entries: dict[Name, V] = {}
         self._lengths: Counter[int] = Counter()
         self._sorted_lengths: list[int] = []
+        self.size = 0
+        """Entries (what ``len`` says; the forwarder's hot paths read the attribute, a
+        call into ``__len__`` costs more than the lookup it guards)."""
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self.size
 
     def __iter__(self) -> Iterator[tuple[Name, V]]:
         return iter(list(self._entries.items()))
@@ -34,6 +37,7 @@ class NameTable(Generic[V]):
     def insert(self, prefix: Name, value: V) -> None:
         """Set the value of ``prefix`` (replacing an existing one)."""
         if prefix not in self._entries:
+            self.size += 1
             self._lengths[len(prefix)] += 1
             if self._lengths[len(prefix)] == 1:
                 self._sorted_lengths = sorted(self._lengths, reverse=True)
@@ -48,6 +52,7 @@ class NameTable(Generic[V]):
         if prefix not in self._entries:
             return False
         del self._entries[prefix]
+        self.size -= 1
         self._lengths[len(prefix)] -= 1
         if self._lengths[len(prefix)] == 0:
             del self._lengths[len(prefix)]

@@ -384,13 +384,19 @@ def decode_data(wire: bytes, max_name_bytes: int | None = None) -> Data:
             out.name = decode_name_value(buf, s, e, max_name_bytes)
             seen_name = True
         elif rank == 1:
-            _decode_meta_info(buf, s, e, out)
+            if e - s == 3 and buf[s] == TYPE_CONTENT_TYPE and buf[s + 1] == 1:
+                out.content_type = buf[s + 2]     # the usual MetaInfo: ContentType only
+            else:
+                _decode_meta_info(buf, s, e, out)
         elif rank == 2:
             out.content = buf[s:e]
         elif rank == 3:
-            for t2, _es2, s2, e2 in iter_elements(buf, s, e):
-                if t2 == TYPE_SIGNATURE_TYPE:
-                    out.signature_type = decode_uint(buf[s2:e2])
+            if e - s == 3 and buf[s] == TYPE_SIGNATURE_TYPE and buf[s + 1] == 1:
+                out.signature_type = buf[s + 2]   # SignatureType only (DigestSha256)
+            else:
+                for t2, _es2, s2, e2 in iter_elements(buf, s, e):
+                    if t2 == TYPE_SIGNATURE_TYPE:
+                        out.signature_type = decode_uint(buf[s2:e2])
         else:
             out.signature_value = buf[s:e]
     if not seen_name:
