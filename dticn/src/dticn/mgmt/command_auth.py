@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from ndn.encoding import SignaturePtrs, SignatureType
 
 from dticn.mgmt.trust import TrustAnchor
-from dticn.packets import Interest
+from dticn.packets import Interest, name_to_str
 
 log = logging.getLogger(__name__)
 
@@ -239,5 +239,5 @@ def authenticator_from_files(
     anchors = load_trust_anchors(list(specs))
     for anchor in anchors:
         log.info("trust anchor %s: %s", anchor.source, "any key name" if anchor.key_name is None
-                 else "key " + "/".join(c.hex() for c in anchor.key_name))
+                 else "key " + name_to_str(anchor.key_name))
     return CommandAuthenticator(anchors, wall_clock)
