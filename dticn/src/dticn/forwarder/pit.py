@@ -124,8 +124,13 @@ class Pit:
         self._entries[key] = entry
         if len(self._entries) > self._peak:
             self._peak = len(self._entries)
-        self._by_name.setdefault(interest.name, []).append(entry)
-        if _ends_with_digest(interest.name):
+        name = interest.name
+        bucket = self._by_name.get(name)
+        if bucket is None:
+            self._by_name[name] = [entry]
+        else:
+            bucket.append(entry)
+        if name and name[-1][0] == TYPE_IMPLICIT_SHA256:
             self._digest_entries += 1
         if interest.can_be_prefix:
             self._count_prefix_length(len(interest.name), +1)
@@ -145,7 +150,7 @@ class Pit:
         """Set the downstream record of ``record.face_id`` (replacing its previous one)."""
         entry.in_records[record.face_id] = record
         if not entry.erased:
-            self._in_by_face.setdefault(record.face_id, {})[entry] = None
+            _index(self._in_by_face, record.face_id, entry)
 
     def remove_in_record(self, entry: PitEntry, face_id: int) -> InRecord | None:
         """Drop the downstream record of ``face_id``; return it (None if absent)."""
@@ -158,7 +163,7 @@ class Pit:
         """Set the upstream record of ``record.face_id``."""
         entry.out_records[record.face_id] = record
         if not entry.erased:
-            self._out_by_face.setdefault(record.face_id, {})[entry] = None
+            _index(self._out_by_face, record.face_id, entry)
 
     def remove_out_record(self, entry: PitEntry, face_id: int) -> OutRecord | None:
         """Drop the upstream record of ``face_id``; return it (None if absent)."""
@@ -203,7 +208,8 @@ class Pit:
 
     def erase(self, entry: PitEntry) -> None:
         """Remove the entry and stop its timers."""
-        entry.cancel_timers()
+        if entry.expiry_timer is not None or entry.retx_timer is not None:
+            entry.cancel_timers()
         if entry.erased:
             return
         entry.erased = True
@@ -235,6 +241,14 @@ class Pit:
 
 _COMPACT_MIN = 4096
 """Tables smaller than this are never compacted (not worth the copy)."""
+
+
+def _index(index: dict[int, dict[PitEntry, None]], face_id: int, entry: PitEntry) -> None:
+    entries = index.get(face_id)
+    if entries is None:
+        index[face_id] = {entry: None}
+    else:
+        entries[entry] = None
 
 
 def _unindex(index: dict[int, dict[PitEntry, None]], face_id: int, entry: PitEntry) -> None:
