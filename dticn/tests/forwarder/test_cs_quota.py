@@ -8,6 +8,7 @@ of the stored names in order would.
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -112,3 +113,19 @@ def test_prefix_lookups_match_a_scan_of_the_stored_names_in_order() -> None:
             want = expected(n, fresh_only, now)
             assert (hit.name if hit is not None else None) == want
     assert cs._tree is not None   # built on the first CanBePrefix lookup
+
+
+def test_a_prefix_lookup_over_many_stale_names_is_bounded() -> None:
+    cs = ContentStore(capacity=20_000, face_quota=None)
+    for k in range(10_000):
+        cs.insert(Data(N(f"/a/{k:05d}"), freshness_ms=1), 0.0, face_id=1)
+    interest = Interest(N("/a"), can_be_prefix=True, must_be_fresh=True)
+    started = time.process_time()
+    for _ in range(10):
+        assert cs.find(interest, 5.0) is None        # every one stale
+    per_lookup = (time.process_time() - started) / 10
+    assert cs.prefix_scans_cut == 10
+    assert per_lookup < 0.002, f"{per_lookup * 1e3:.2f} ms per lookup"
+    # not MustBeFresh: the first name in order answers at once
+    hit = cs.find(Interest(N("/a"), can_be_prefix=True), 5.0)
+    assert hit is not None and hit.name == N("/a/00000")

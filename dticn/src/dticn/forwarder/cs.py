@@ -13,18 +13,25 @@ charged.
 Exact-name lookups are dict probes. CanBePrefix lookups need names ordered by prefix;
 that index (a name tree, :class:`_NameTree`) is built only when the first CanBePrefix
 lookup comes and kept from then on, so a cache that is only asked for exact names does
-no prefix bookkeeping on insert and evict (it used to keep a sorted list, an O(n)
-insert).
+no prefix bookkeeping on insert and evict (it used to keep one sorted list of every
+name, an O(n) insert). A lookup examines at most ``MAX_PREFIX_CANDIDATES`` names, so
+its cost is bounded whatever is cached under the prefix.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from dticn.packets.name import TYPE_IMPLICIT_SHA256, Name
 from dticn.packets.ndn import Data, Interest, implicit_digest
+
+MAX_PREFIX_CANDIDATES = 256
+"""Stored names a CanBePrefix lookup examines before it gives up (counted in
+``prefix_scans_cut``): names under a prefix that are all stale for a MustBeFresh
+Interest would otherwise cost a scan of all of them for every such Interest."""
 
 
 @dataclass(slots=True)
@@ -37,54 +44,77 @@ class CsEntry:
     face_id: int | None = None
 
 
+class _Node:
+    """One name-tree node: children by component, kept in sorted order too."""
+
+    __slots__ = ("children", "order", "stored")
+
+    def __init__(self) -> None:
+        self.children: dict[bytes, _Node] = {}
+        self.order: list[bytes] = []
+        """``children``'s keys, sorted (insort: a C memmove per new child)."""
+        self.stored = False
+
+
 class _NameTree:
-    """Names as a tree of components, for "every stored name under this prefix" in
-    name order. A node is a dict from component to child node; the key ``None`` marks
-    that the path to the node is a stored name."""
+    """Stored names as a tree of components, for "the first stored names under this
+    prefix, in name order". Nodes without a stored name below them are pruned, so a walk
+    from a prefix meets a stored name at most ``len(name)`` nodes after the last one."""
 
     __slots__ = ("_root",)
 
     def __init__(self) -> None:
-        self._root: dict[bytes | None, dict] = {}
+        self._root = _Node()
 
     def add(self, name: Name) -> None:
         node = self._root
         for comp in name:
-            child = node.get(comp)
+            child = node.children.get(comp)
             if child is None:
-                child = node[comp] = {}
+                child = node.children[comp] = _Node()
+                bisect.insort(node.order, comp)
             node = child
-        node[None] = {}
+        node.stored = True
 
     def remove(self, name: Name) -> None:
-        path = []
+        path: list[tuple[_Node, bytes]] = []
         node = self._root
         for comp in name:
-            child = node.get(comp)
+            child = node.children.get(comp)
             if child is None:
                 return
             path.append((node, comp))
             node = child
-        node.pop(None, None)
-        while path and not node:
+        node.stored = False
+        while path and not node.stored and not node.children:
             parent, comp = path.pop()
-            del parent[comp]
+            del parent.children[comp]
+            del parent.order[bisect.bisect_left(parent.order, comp)]
             node = parent
 
     def under(self, prefix: Name) -> Iterator[Name]:
         """Stored names starting with ``prefix``, in tuple (component byte) order."""
-        node = self._root
+        node: _Node | None = self._root
         for comp in prefix:
-            node = node.get(comp)  # type: ignore[assignment]
+            node = node.children.get(comp)  # type: ignore[union-attr]
             if node is None:
                 return
-        stack: list[tuple[Name, dict]] = [(prefix, node)]
+        assert node is not None
+        if node.stored:
+            yield prefix
+        stack = [(prefix, node, iter(node.order))]
         while stack:
-            name, node = stack.pop()
-            if None in node:
-                yield name
-            children = sorted((c for c in node if c is not None), reverse=True)
-            stack.extend(((*name, c), node[c]) for c in children)
+            name, parent, rest = stack[-1]
+            comp = next(rest, None)
+            if comp is None:
+                stack.pop()
+                continue
+            child = parent.children[comp]
+            child_name = (*name, comp)
+            if child.stored:
+                yield child_name
+            if child.order:
+                stack.append((child_name, child, iter(child.order)))
 
 
 class ContentStore:
@@ -117,6 +147,8 @@ class ContentStore:
         self._tree: _NameTree | None = None
         self.hits = 0
         self.misses = 0
+        self.prefix_scans_cut = 0
+        """CanBePrefix lookups answered "miss" after ``MAX_PREFIX_CANDIDATES`` stale names."""
 
     def __len__(self) -> int:
         return len(self._lru) + len(self._pinned)
@@ -216,7 +248,10 @@ class ContentStore:
             self._tree = _NameTree()
             for stored in (*self._lru, *self._pinned):
                 self._tree.add(stored)
-        for cand in self._tree.under(name):
+        for tried, cand in enumerate(self._tree.under(name)):
+            if tried == MAX_PREFIX_CANDIDATES:
+                self.prefix_scans_cut += 1
+                return None    # a miss is always a valid answer: the Interest goes upstream
             entry = self._lru.get(cand) or self._pinned.get(cand)
             if entry is not None and not (interest.must_be_fresh and entry.stale_at <= now):
                 return entry
