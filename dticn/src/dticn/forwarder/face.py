@@ -8,12 +8,18 @@ How bytes move (sans-IO):
   :meth:`dticn.forwarder.forwarder.Forwarder.add_face`, which decodes it, reassembles
   fragments (per-face :class:`~dticn.packets.lp.Reassembler`), and runs the pipelines.
   The driver never decodes anything itself.
-* **Out.** The forwarder calls :meth:`Face.send` with one complete network-layer packet.
-  ``send`` counts it, cuts it into NDNLPv2 fragments when it exceeds :attr:`Face.mtu`
-  (a LoRa face has ``mtu=127``), and calls :meth:`Face.transmit` once per frame.
-  ``transmit`` is the only method a driver must implement; it must not call back into
-  the forwarder synchronously with a reply (queue it instead), so pipelines never
-  re-enter themselves through a link.
+* **Out.** The forwarder calls :meth:`Face.send` with one complete network-layer packet
+  and what it is: its :class:`PacketKind` (Interest, Data, Nack) and the decoded Interest
+  or Data the forwarder already holds. ``send`` counts it, cuts it into NDNLPv2 fragments
+  when it exceeds :attr:`Face.mtu` (a LoRa face has ``mtu=127``), and calls
+  :meth:`Face.transmit_typed` once per frame with the frame's kind (``FRAGMENT`` for a
+  piece) and the packet. By default that calls :meth:`Face.transmit` with the bytes
+  alone: a raw-bytes driver (a socket) implements only ``transmit``; a link whose
+  policy or observer depends on what a frame carries (the LoRa face: CAP or GTS, packet
+  counts) overrides ``transmit_typed`` and never decodes the frame again. Neither may
+  call back into the forwarder synchronously with a reply (queue it instead), so
+  pipelines never re-enter themselves through a link. A send without a kind (a test,
+  a tool writing raw frames) reaches ``transmit_typed`` with ``kind=None``.
 
 Identity and scope: ``face_id`` is assigned by the forwarder's face table when the face
 is added (0 until then). ``scope`` LOCAL marks application faces on this host (Unix
@@ -38,6 +44,7 @@ from dticn.packets.lp import Reassembler, fragment
 
 if TYPE_CHECKING:
     from dticn.forwarder.retx import RetxPolicy
+    from dticn.packets.ndn import Data, Interest
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +55,21 @@ Receiver = Callable[["Face", bytes], None]
 Tap = Callable[["Face", bytes, bool], None]
 """Sees every frame a face receives (``inbound`` True) or transmits: ``tap(face, frame,
 inbound)``; a pcap writer (:mod:`dticn.net.pcap`) is one."""
+
+
+class PacketKind(enum.StrEnum):
+    """What one frame on a link carries. The forwarder knows it when it sends, so link
+    policies and observers read it instead of decoding the frame again; the values are
+    the packet-count keys (:class:`dticn.links.observer.PacketCounter`)."""
+
+    INTEREST = "interest"
+    DATA = "data"
+    NACK = "nack"
+    FRAGMENT = "fragment"
+    """One NDNLPv2 piece of a packet larger than the face's MTU."""
+    OTHER = "other"
+    """Neither of the above (a raw frame that does not decode); the forwarder never
+    sends one."""
 
 
 class FaceScope(enum.Enum):
@@ -143,8 +165,11 @@ class Face:
         if self._receiver is not None:
             self._receiver(self, frame)
 
-    def send(self, packet: bytes) -> None:
-        """Called by the forwarder with one network-layer packet (or LpPacket)."""
+    def send(self, packet: bytes, kind: PacketKind | None = None,
+             decoded: Interest | Data | None = None) -> None:
+        """Called by the forwarder with one network-layer packet (or LpPacket), its kind
+        (``NACK`` for a Nack, whose Interest travels inside the wire) and the Interest or
+        Data it encodes (None for a Nack). A send without a kind is passed on untyped."""
         if self.closed:
             return
         self.counters.out_packets += 1
@@ -156,6 +181,7 @@ class Face:
                 1 << (8 * self.sequence_width)
             )
             self.counters.out_fragments += len(frames)
+            kind = PacketKind.FRAGMENT
         else:
             frames = [packet]
         for frame in frames:
@@ -163,13 +189,14 @@ class Face:
             self.counters.out_bytes += len(frame)
             for tap in self.taps:
                 tap(self, frame, False)
-            self.transmit(frame)
+            self.transmit_typed(frame, kind, decoded)
 
-    def transmit(self, frame: bytes) -> None:
-        """Put one frame on the link. Drivers override this."""
-        raise NotImplementedError(
-            f"{type(self).__name__} must implement transmit(frame) to put bytes on its link"
-        )
+    def transmit_typed(self, frame: bytes, kind: PacketKind | None,
+                       packet: Interest | Data | None) -> None:
+        """Put one frame on the link, told what it carries (``kind`` None: unknown; for a
+        ``FRAGMENT``, ``packet`` is the whole packet it is a piece of). Faces whose link
+        treats packet types differently override this; the default sends the bytes."""
+        self.transmit(frame)
 
     def add_close_callback(self, callback: Callable[[Face], None]) -> None:
         """Run ``callback(face)`` once when the face closes (the face table uses it)."""

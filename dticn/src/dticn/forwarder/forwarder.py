@@ -27,7 +27,7 @@ from dticn.forwarder.counters import ForwarderCounters
 from dticn.forwarder.cs import ContentStore
 from dticn.forwarder.dead_nonce import DeadNonceList
 from dticn.forwarder.errors import InternalErrorLog
-from dticn.forwarder.face import Face, FaceScope, LinkType, Tap
+from dticn.forwarder.face import Face, FaceScope, LinkType, PacketKind, Tap
 from dticn.forwarder.fib import Fib
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.name_table import NameTable
@@ -342,7 +342,7 @@ class Forwarder:
         entry, is_new = self.pit.insert(interest, now)
         if entry is None:
             self.counters.drop("pit_full")
-            in_face.send(encode_nack(interest.wire, NackReason.CONGESTION))
+            in_face.send(encode_nack(interest.wire, NackReason.CONGESTION), PacketKind.NACK)
             self.counters.out_nacks += 1
             return
         if not is_new and self._is_loop(in_face, interest, entry):
@@ -499,10 +499,11 @@ class Forwarder:
             self._arm_expiry(entry)
         if out_face.wants_incoming_face_id:
             out_face.send(
-                _Lp(fragment=interest.wire, incoming_face_id=_in_face_of(entry, interest)).encode()
+                _Lp(fragment=interest.wire, incoming_face_id=_in_face_of(entry, interest)).encode(),
+                PacketKind.INTEREST, interest,
             )
         else:
-            out_face.send(interest.wire)
+            out_face.send(interest.wire, PacketKind.INTEREST, interest)
         if (
             entry.retx_policy is not None
             and entry.retx_policy.in_network
@@ -631,7 +632,7 @@ class Forwarder:
         self.counters.out_data += 1
         if log.isEnabledFor(logging.DEBUG):
             log.debug("face %d out Data %s", out_face.face_id, name_to_str(data.name))
-        out_face.send(data.encode())
+        out_face.send(data.encode(), PacketKind.DATA, data)
 
     def inject_data(self, data: Data, *, pinned: bool = False) -> None:
         """Put locally produced Data into the CS (gateway push, prefetch)."""
@@ -675,7 +676,7 @@ class Forwarder:
         self.counters.out_nacks += 1
         if log.isEnabledFor(logging.DEBUG):
             log.debug("face %d out Nack reason=%d", face.face_id, reason)
-        face.send(encode_nack(interest_wire, reason))
+        face.send(encode_nack(interest_wire, reason), PacketKind.NACK)
 
 
 def _in_face_of(entry: PitEntry, interest: Interest) -> int:

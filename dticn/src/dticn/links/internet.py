@@ -1,19 +1,39 @@
 """An Internet link between two forwarders: fixed one-way delay, optional seeded loss.
 
-Each end is a :class:`~dticn.forwarder.face.CallbackFace`; a frame sent on one end is
-delivered to the other after ``delay_s`` of virtual time unless the link's own
-``random.Random`` drops it (Bernoulli loss, independent per frame and direction). Delivery
-is always scheduled, never synchronous, so forwarder pipelines never re-enter themselves.
+Each end is a :class:`LinkEnd` face; a frame sent on one end is counted with the kind the
+forwarder gave it and delivered to the other after ``delay_s`` of virtual time unless the
+link's own ``random.Random`` drops it (Bernoulli loss, independent per frame and direction).
+Delivery is always scheduled, never synchronous, so forwarder pipelines never re-enter
+themselves.
 """
 
 from __future__ import annotations
 
 import random
 
-from dticn.forwarder.face import CallbackFace
+from dticn.forwarder.face import Face, PacketKind
 from dticn.forwarder.forwarder import Forwarder
 from dticn.links.observer import PacketCounter
+from dticn.packets import Data, Interest
 from dticn.sim.kernel import EventKernel
+
+
+class LinkEnd(Face):
+    """One end of an :class:`InternetLink`: what it transmits crosses to the other end."""
+
+    def __init__(self, link: InternetLink, direction: str, uri: str) -> None:
+        super().__init__(uri)
+        self.link = link
+        self.direction = direction
+        self.other: LinkEnd | None = None
+
+    def transmit(self, frame: bytes) -> None:
+        self.transmit_typed(frame, None, None)
+
+    def transmit_typed(self, frame: bytes, kind: PacketKind | None,
+                       packet: Interest | Data | None) -> None:
+        assert self.other is not None
+        self.link.carry(frame, kind, self.other, self.direction)
 
 
 class InternetLink:
@@ -43,13 +63,14 @@ class InternetLink:
         self.rng = rng
         self.counter = counter
         self.lost = 0
-        self.a = CallbackFace(lambda f: self._carry(f, self.b, directions[0]),
-                              uri=f"sim://{name}/a")
-        self.b = CallbackFace(lambda f: self._carry(f, self.a, directions[1]),
-                              uri=f"sim://{name}/b")
+        self.a = LinkEnd(self, directions[0], f"sim://{name}/a")
+        self.b = LinkEnd(self, directions[1], f"sim://{name}/b")
+        self.a.other, self.b.other = self.b, self.a
 
-    def _carry(self, frame: bytes, to: CallbackFace, direction: str) -> None:
-        self.counter.count(self.name, direction, frame)
+    def carry(self, frame: bytes, kind: PacketKind | None, to: Face, direction: str) -> None:
+        """Count ``frame`` (``kind`` None: decoded to learn it), then lose it or deliver
+        it to ``to`` after the link's delay."""
+        self.counter.count(self.name, direction, frame, kind)
         if self.loss and self.rng.random() < self.loss:
             self.lost += 1
             return

@@ -10,7 +10,9 @@ larger NDN packets are cut into NDNLPv2 fragments by :class:`~dticn.forwarder.fa
 Which MAC access a frame uses is the face's ``slot_policy``, given by whoever builds the
 edge: by default the GTS (the gateway's frames in the node's downlink GTS, the node's in its
 uplink GTS); the schemes put a node's registration in the CAP
-(:func:`dticn.schemes.signalling.registration_in_cap`).
+(:func:`dticn.schemes.signalling.registration_in_cap`). The policy and the packet counter
+read the kind and the packet the forwarder sent (:meth:`~dticn.forwarder.face.Face.send`);
+neither decodes the frame (only a raw send without a kind is decoded, once).
 """
 
 from __future__ import annotations
@@ -18,15 +20,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from dticn.forwarder.face import Face, LinkType
-from dticn.links.observer import PacketCounter
+from dticn.forwarder.face import Face, LinkType, PacketKind
+from dticn.links.observer import PacketCounter, describe
 from dticn.mac.frames import RxMeta
 from dticn.mac.platform import MacRequest
+from dticn.packets import Data, Interest
 
-SlotPolicy = Callable[[bytes], str]
+SlotPolicy = Callable[[PacketKind, Interest | Data | None], str]
+"""Chooses ``"gts"`` or ``"cap"`` for one frame from its kind and packet."""
 
 
-def gts_always(frame: bytes) -> str:
+def gts_always(kind: PacketKind, packet: Interest | Data | None) -> str:
     """Every frame in the GTS (gateway downlink)."""
     return "gts"
 
@@ -39,7 +43,7 @@ class LoRaFace(Face):
             slot=..., on_result=...)`` and ``max_payload``/``cfg.max_payload``).
         peer: MAC address of the other end.
         counter / link / direction: where frames are counted (observer).
-        slot_policy: chooses ``"gts"`` or ``"cap"`` per frame.
+        slot_policy: chooses ``"gts"`` or ``"cap"`` per frame, from what it carries.
         drop_queued_duplicates: do not queue a frame whose exact bytes are already waiting
             (not yet sent) in the MAC queue for this peer. A retransmitted Interest carries
             the same wire as the copy still waiting for the next GTS; queueing both would
@@ -63,14 +67,21 @@ class LoRaFace(Face):
         self._queued: list[MacRequest] = []
 
     def transmit(self, frame: bytes) -> None:
+        """A raw frame (sent without a kind): what it carries is decoded once."""
+        self.transmit_typed(frame, None, None)
+
+    def transmit_typed(self, frame: bytes, kind: PacketKind | None,
+                       packet: Interest | Data | None) -> None:
         """Queue the frame in the MAC (its GTS or the CAP); never re-enters the forwarder."""
         if self.drop_queued_duplicates:
             self._queued = [r for r in self._queued if r.status is None and r.attempts == 0]
             if any(r.payload == frame for r in self._queued):
                 self.duplicates_dropped += 1
                 return
-        self.counter.count(self.link, self.direction, frame)
-        req = self.mac.send(self.peer, frame, slot=self.slot_policy(frame),
+        if kind is None:
+            kind, packet = describe(frame)
+        self.counter.count(self.link, self.direction, frame, kind)
+        req = self.mac.send(self.peer, frame, slot=self.slot_policy(kind, packet),
                             on_result=self._result)
         if self.drop_queued_duplicates:
             self._queued.append(req)

@@ -1,37 +1,49 @@
 """Packet counting per link, direction and packet type (an observer, not a participant).
 
-Links call :meth:`PacketCounter.count` with every frame they put on the wire; the counter
-decodes it only to classify it (Interest, Data, Nack, fragment), so what it reports is what
-crossed the link, including retransmissions and frames the link then lost.
+Links call :meth:`PacketCounter.count` with every frame they put on the wire and the
+frame's :class:`~dticn.forwarder.face.PacketKind`, which the forwarder gave the face
+when it sent the packet (:meth:`dticn.forwarder.face.Face.send`), so what the counter
+reports is what crossed the link, including retransmissions and frames the link then
+lost, and nothing is decoded again. Only a frame sent without a kind (a raw send) is
+decoded, by :func:`describe`, to learn it.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from dticn.forwarder.face import PacketKind
 from dticn.packets import Data, DecodeError, Interest, LpPacket, decode_packet
 
-KINDS = ("interest", "data", "nack", "fragment", "other")
+KINDS = tuple(str(k) for k in PacketKind)
 
 
-def classify(frame: bytes) -> str:
-    """The packet type of one link frame: interest, data, nack, fragment or other."""
+def describe(frame: bytes) -> tuple[PacketKind, Interest | Data | None]:
+    """The kind of one link frame and the Interest or Data it carries (None for a Nack, a
+    fragment or an undecodable frame), decoded from the bytes: for frames whose sender
+    did not say what they are."""
     try:
         packet = decode_packet(frame)
     except DecodeError:
-        return "other"
+        return PacketKind.OTHER, None
     if isinstance(packet, Interest):
-        return "interest"
+        return PacketKind.INTEREST, packet
     if isinstance(packet, Data):
-        return "data"
+        return PacketKind.DATA, packet
     if isinstance(packet, LpPacket):
         if packet.is_fragmented:
-            return "fragment"
+            return PacketKind.FRAGMENT, None
         if packet.nack_reason is not None:
-            return "nack"
+            return PacketKind.NACK, None
         if packet.fragment is not None:
-            return classify(packet.fragment)
-    return "other"
+            return describe(packet.fragment)
+    return PacketKind.OTHER, None
+
+
+def classify(frame: bytes) -> PacketKind:
+    """The packet type of one link frame, decoded: interest, data, nack, fragment or
+    other."""
+    return describe(frame)[0]
 
 
 class PacketCounter:
@@ -41,9 +53,11 @@ class PacketCounter:
         self.counts: Counter[tuple[str, str, str]] = Counter()
         self.bytes: Counter[tuple[str, str]] = Counter()
 
-    def count(self, link: str, direction: str, frame: bytes) -> None:
-        """Record one frame put on ``link`` in ``direction`` (e.g. ``"up"``/``"down"``)."""
-        self.counts[(link, direction, classify(frame))] += 1
+    def count(self, link: str, direction: str, frame: bytes,
+              kind: PacketKind | None = None) -> None:
+        """Record one frame put on ``link`` in ``direction`` (e.g. ``"up"``/``"down"``);
+        ``kind`` as the sender said (None: decoded from ``frame``)."""
+        self.counts[(link, direction, kind if kind is not None else classify(frame))] += 1
         self.bytes[(link, direction)] += len(frame)
 
     def total(self, link: str | None = None, direction: str | None = None,

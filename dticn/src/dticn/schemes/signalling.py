@@ -42,7 +42,8 @@ forwarder cached on the way.
 
 from __future__ import annotations
 
-from dticn.packets import ContentType, Data, DecodeError, Interest, decode_packet
+from dticn.forwarder.face import PacketKind
+from dticn.packets import ContentType, Data, DecodeError, Interest
 from dticn.packets.name import TYPE_NAME, Name, decode_name_value, encode_name, name_from_str
 from dticn.packets.tlv import decode_uint, encode_tlv, encode_uint, iter_elements
 
@@ -115,13 +116,11 @@ def read_reflexive_prefix(app_parameters: bytes | None) -> Name | None:
     return None
 
 
-def registration_in_cap(frame: bytes) -> str:
-    """LoRa slot policy of a node: its registration Interests in the CAP (it has no route
-    through the gateway before it registered), everything else in its uplink GTS."""
-    try:
-        packet = decode_packet(frame)
-    except DecodeError:
-        return "gts"
-    if isinstance(packet, Interest) and packet.name[:1] == REGISTRATION_PREFIX:
+def registration_in_cap(kind: PacketKind, packet: Interest | Data | None) -> str:
+    """LoRa slot policy of a node (:data:`dticn.links.lora.SlotPolicy`): its registration
+    Interests in the CAP (it has no route through the gateway before it registered),
+    everything else (fragments too) in its uplink GTS."""
+    if kind is PacketKind.INTEREST and packet is not None and (
+            packet.name[:1] == REGISTRATION_PREFIX):
         return "cap"
     return "gts"
