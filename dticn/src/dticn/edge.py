@@ -43,11 +43,7 @@ from dticn.schemes.signalling import (
     SIGNAL_CONTENT_TYPES,
     registration_in_cap,
 )
-from dticn.sim.kernel import EventKernel
 
-GatewayForwarderFactory = Callable[[EventKernel, ForwarderConfig, ForwarderHooks, random.Random],
-                                   Forwarder]
-"""Builds the gateway's forwarder from (kernel, config, hooks, rng)."""
 LORA_LINK = "lora"
 """Link label of LoRa frames in the :class:`~dticn.links.observer.PacketCounter`."""
 ARTIFACT_SO = 3
@@ -118,10 +114,14 @@ class EdgeSettings:
             configuration's triples unchanged and 64 s registrations.
         gateway_pit_covers_in_records: the gateway keeps a PIT entry as long as its
             longest in-record (an application behind a socket may ask for more than 64 s).
+        wall_wire_scale: the scheme's wait hints go on the wire in wall seconds, this many
+            times fewer than the kernel's (the emulated gateway's ``--wire-time wall``);
+            None: in the kernel's seconds.
     """
 
     lora_lifetime_s: float | None = None
     gateway_pit_covers_in_records: bool = False
+    wall_wire_scale: float | None = None
 
 
 @dataclass
@@ -170,14 +170,12 @@ class BypassPrefixes(ForwarderHooks):
 def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name], *,
                rng: Callable[[str], random.Random], settings: EdgeSettings = EdgeSettings(),
                counter: PacketCounter | None = None, log: ItemLog | None = None,
-               gateway_fw: GatewayForwarderFactory | None = None,
                profile: str | Profile = "model") -> EdgeParts:
     """Wire the gateway and ``len(prefixes)`` nodes on ``scenario``'s radio network.
 
     The gateway forwarder is built with its hooks (the scheme, behind :class:`BypassPrefixes`);
     the scheme's context is bound to the forwarder and its endpoint right after, before any
-    packet moves. ``gateway_fw(config, hooks)`` builds the forwarder when the caller needs a
-    say (the emulated gateway's forwarder takes frames from outside the kernel's events).
+    packet moves.
     The profile sets the hint, the reflexive lifetime, the item Data, whether downstream
     retransmissions go upstream again, and whether the node prefixes are static routes
     (then nodes register only in push configurations: ``EdgeParts.registers``).
@@ -196,7 +194,8 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
     context = GatewayContext(kernel, radio.gateway, rng("gateway-scheme"),
                              lora_interest_lifetime_s=lora_s if lora_s is not None else 64.0,
                              reflexive_lifetime_s=prof.reflexive_lifetime_s,
-                             static_hint_s=prof.hint_s)
+                             static_hint_s=prof.hint_s,
+                             wall_wire_scale=settings.wall_wire_scale)
     scheme = config.gateway_scheme(context)
     bypass: list[Name] = []
     hooks = BypassPrefixes(scheme, bypass)
@@ -204,10 +203,7 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
                          pit_covers_in_records=settings.gateway_pit_covers_in_records,
                          uncached_content_types=SIGNAL_CONTENT_TYPES,
                          forward_retransmissions=prof.forward_retransmissions)
-    if gateway_fw is not None:
-        gfw = gateway_fw(kernel, fc, hooks, rng("gateway"))
-    else:
-        gfw = Forwarder(kernel, fc, rng=rng("gateway"), hooks=hooks)
+    gfw = Forwarder(kernel, fc, rng=rng("gateway"), hooks=hooks)
     gateway_radio = GatewayRadio(radio.gateway)
     node_faces: dict[int, int] = {}
     gateway_faces: dict[int, LoRaFace] = {}

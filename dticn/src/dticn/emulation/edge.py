@@ -7,28 +7,22 @@
 Built by :func:`dticn.edge.build_edge`, the builder the simulator's
 :class:`~dticn.experiments.world.World` uses too, with the node names of an
 :class:`~dticn.emulation.scenario.EdgeScenario` instead of the artifact's ``/xid``.
-What is on the Internet side is the caller's business.
+What is on the Internet side is the caller's business; the gateway's forwarder is a plain
+:class:`~dticn.forwarder.forwarder.Forwarder` in both (the emulated gateway feeds it the
+frames of its sockets through :class:`~dticn.emulation.ingress.SocketIngress`).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from typing import Any
 
 from dticn.edge import EdgeSettings, build_edge, edge_radio
 from dticn.emulation.scenario import EdgeScenario
-from dticn.forwarder.face import Face
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
-from dticn.forwarder.hooks import ForwarderHooks
-from dticn.forwarder.pit import PitEntry
-from dticn.net.stream import StreamFace, UdpFace
-from dticn.packets import Data, Interest
+from dticn.forwarder.forwarder import Forwarder
 from dticn.radio.context import build_context
 from dticn.schemes import get as get_config
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.signalling import read_wait_hint, wait_hint
-from dticn.sim.kernel import EventKernel
 
 STATUS_RECENT_ITEMS = 10
 """Produced items listed in the status (it must fit one NDN packet)."""
@@ -38,63 +32,17 @@ HORIZON_S = 1e7
 """Virtual seconds the radio side is laid out for (an emulated gateway runs until stopped)."""
 
 
-class EdgeForwarder(Forwarder):
-    """The gateway's forwarder; frames from outside the kernel enter through ``ingress``.
+class Edge:
+    """The gateway (forwarder + scheme + LoRa faces) and its nodes, wired on one kernel.
 
-    Socket faces deliver frames from asyncio callbacks, between kernel events. The
-    real-time driver must first bring the kernel's clock to the current virtual time
-    (and afterwards re-arm its timer), so ``ingress`` wraps :meth:`receive`; the simulator
-    leaves it None. Frames from simulated faces arrive inside kernel events, where the
-    driver's wrapper calls straight through.
-
-    ``wall_wire_scale`` (``dticn gateway --wire-time wall``): times on the wire are wall
-    seconds, the kernel's are emulated seconds ``wall_wire_scale`` times faster. The
-    InterestLifetime of every Interest from a socket face is multiplied by it for the PIT
-    (the relayed wire is unchanged), and wait hints this gateway's scheme answers with are
-    divided by it, so an application unaware of the emulation waits the right wall time.
-    Each gateway converts only what crosses its own sockets or what it generates, so
-    chains of gateways never convert twice. None: the wire carries emulated time.
+    ``wall_wire_scale`` (``dticn gateway --wire-time wall``): the wait hints the scheme
+    answers with go on the wire in wall seconds, this many times fewer than the kernel's
+    emulated ones (:meth:`dticn.schemes.gateway.GatewayContext.on_wire`). None: emulated
+    seconds on the wire.
     """
 
-    ingress: Callable[..., Any] | None = None
-    wall_wire_scale: float | None = None
-
-    @classmethod
-    def build(cls, kernel: EventKernel, config: ForwarderConfig, hooks: ForwarderHooks,
-              rng: random.Random) -> EdgeForwarder:
-        """The :data:`dticn.edge.GatewayForwarderFactory` of the emulated gateway."""
-        return cls(kernel, config, rng=rng, hooks=hooks)
-
-    def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
-        if self.ingress is None or _depth:
-            super().receive(face, wire, _depth)
-            return
-        self.ingress(super().receive, face, wire, _depth)
-
-    def on_incoming_interest(self, in_face: Face, interest: Interest) -> None:
-        if self.wall_wire_scale is not None and isinstance(in_face, (StreamFace, UdpFace)):
-            interest.lifetime_ms = round(interest.lifetime * 1000 * self.wall_wire_scale)
-        super().on_incoming_interest(in_face, interest)
-
-    def answer_interest(self, entry: PitEntry, data: Data, *, cache: bool = False) -> None:
-        super().answer_interest(entry, self._on_wire(data), cache=cache)
-
-    def answer_in_record(self, entry: PitEntry, face_id: int, data: Data) -> None:
-        super().answer_in_record(entry, face_id, self._on_wire(data))
-
-    def _on_wire(self, data: Data) -> Data:
-        """A wait hint this gateway generates, in the wire's time (see the class doc)."""
-        if self.wall_wire_scale is not None:
-            hint = read_wait_hint(data)
-            if hint is not None:
-                return wait_hint(data.name, hint / self.wall_wire_scale)
-        return data
-
-
-class Edge:
-    """The gateway (forwarder + scheme + LoRa faces) and its nodes, wired on one kernel."""
-
-    def __init__(self, scenario: EdgeScenario, config: SchemeConfig | None = None) -> None:
+    def __init__(self, scenario: EdgeScenario, config: SchemeConfig | None = None, *,
+                 wall_wire_scale: float | None = None) -> None:
         self.scenario = sc = scenario
         self.config = cfg = config or get_config(sc.scheme)
         # The radio side exactly as the experiments build it (artifact DSME, static GTS).
@@ -112,14 +60,15 @@ class Edge:
         # downlink GTS waits a further multisuperframe).
         parts = build_edge(self.radio_scenario, cfg,
                            [sc.prefix(i) for i in range(1, sc.nodes + 1)], rng=rng,
-                           settings=EdgeSettings(gateway_pit_covers_in_records=True),
-                           gateway_fw=EdgeForwarder.build, profile=sc.profile)
+                           settings=EdgeSettings(gateway_pit_covers_in_records=True,
+                                                 wall_wire_scale=wall_wire_scale),
+                           profile=sc.profile)
         self.parts = parts
         self.radio = parts.radio
         self.kernel = parts.radio.kernel
         self.counter = parts.counter
         self.log = parts.log
-        self.gateway_fw: EdgeForwarder = parts.gateway_fw  # type: ignore[assignment]
+        self.gateway_fw: Forwarder = parts.gateway_fw
         self.gateway_radio_faces = parts.gateway_faces
         self.gateway_endpoint = parts.gateway_endpoint
         self.context = parts.context

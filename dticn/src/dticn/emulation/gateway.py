@@ -19,8 +19,10 @@ Steps of :func:`serve_gateway`:
 Time on the wire is emulated by default: InterestLifetime, FreshnessPeriod and the wait hint
 are in emulated seconds, so at ``--time-scale k`` a client waits ``hint / k`` wall seconds
 (the status says k as ``wire_time_scale``). With ``wire_time="wall"`` the gateway converts
-Interest lifetimes and its own wait hints at its sockets instead
-(:class:`~dticn.emulation.edge.EdgeForwarder`), and ``wire_time_scale`` is 1.
+Interest lifetimes where its sockets deliver them
+(:class:`~dticn.emulation.ingress.SocketIngress`) and its scheme's wait hints where they
+are made (:meth:`~dticn.schemes.gateway.GatewayContext.on_wire`), and ``wire_time_scale``
+is 1.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dticn.emulation.edge import Edge, EdgeForwarder
+from dticn.emulation.edge import Edge
+from dticn.emulation.ingress import SocketIngress
 from dticn.emulation.realtime import RealtimeDriver
 from dticn.emulation.scenario import EdgeScenario
 from dticn.links.endpoint import Endpoint
@@ -58,14 +61,12 @@ class EmulatedGateway:
                  wire_time: str = "emulated") -> None:
         if wire_time not in WIRE_TIMES:
             raise ValueError(f"wire_time={wire_time!r}: use one of {WIRE_TIMES}")
-        self.edge = Edge(scenario)
+        wall_wire_scale = time_scale if wire_time == "wall" else None
+        self.edge = Edge(scenario, wall_wire_scale=wall_wire_scale)
         self.driver = RealtimeDriver(self.edge.kernel, time_scale=time_scale)
         self.wire_time = wire_time
         fw = self.edge.gateway_fw
-        assert isinstance(fw, EdgeForwarder)
-        fw.ingress = self.driver.external
-        if wire_time == "wall":
-            fw.wall_wire_scale = time_scale
+        self.ingress = SocketIngress(fw, self.driver, wall_wire_scale=wall_wire_scale)
         self.management = NfdManagement(fw)
         self.status_endpoint = Endpoint(self.edge.kernel, fw, self.edge.gateway_endpoint.rng,
                                         "app://status")

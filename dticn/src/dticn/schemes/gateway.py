@@ -38,7 +38,9 @@ class GatewayContext:
     construction); the edge builder then :meth:`bind`\ s the forwarder, the gateway's own
     endpoint on it and ``node_faces`` (the gateway's LoRa face ids -> node MAC addresses)
     before any packet moves. ``gateway_name`` is the one-component name this gateway puts
-    into reflexive names.
+    into reflexive names. ``wall_wire_scale``: durations this gateway puts in packets go
+    on the wire in wall seconds, this many times fewer than the kernel's (an emulated
+    gateway's ``--wire-time wall``, see :meth:`on_wire`); None: the kernel's seconds.
     """
 
     kernel: EventKernel
@@ -49,6 +51,7 @@ class GatewayContext:
     reflexive_lifetime_s: float = 10.0
     static_hint_s: float | None = None
     item_freshness_ms: int = 3_600_000
+    wall_wire_scale: float | None = None
     registered: dict[Name, int] = field(default_factory=dict)
     node_faces: dict[int, int] = field(default_factory=dict)
     _forwarder: Forwarder | None = None
@@ -76,6 +79,14 @@ class GatewayContext:
             raise RuntimeError("the scheme used its endpoint before the edge builder bound "
                                "it; build the edge with dticn.edge.build_edge")
         return self._endpoint
+
+    def on_wire(self, seconds: float) -> float:
+        """``seconds`` of the kernel's time as a duration in a packet this gateway makes
+        (a wait hint): unchanged, or in wall seconds under ``wall_wire_scale``, so an
+        application unaware of the emulation waits the right wall time."""
+        if self.wall_wire_scale is None:
+            return seconds
+        return seconds / self.wall_wire_scale
 
     def node_of(self, name: Name) -> tuple[Name, int] | None:
         """(prefix, face id) of the registered node whose prefix covers ``name``."""

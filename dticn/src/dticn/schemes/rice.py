@@ -87,8 +87,8 @@ class RiceScheme(GatewayScheme):
         # Only this consumer gets the hint: a consumer Interest without MustBeFresh or
         # CanBePrefix shares its PIT entry with the gateway's own request, which must keep
         # waiting for the content (its in-record stays).
-        fw.answer_in_record(entry, in_face.face_id, wait_hint(interest.name,
-                                                              self.hint(eta, now)))
+        hint = self.ctx.on_wire(self.hint(eta, now))
+        fw.answer_in_record(entry, in_face.face_id, wait_hint(interest.name, hint))
         return True
 
     def hint(self, eta: float, now: float) -> float:
