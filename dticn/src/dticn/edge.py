@@ -166,6 +166,9 @@ class BypassPrefixes(ForwarderHooks):
     def on_reflexive_interest(self, fw: Forwarder, in_face: Face, interest: Interest) -> bool:
         return self.scheme.on_reflexive_interest(fw, in_face, interest)
 
+    def configure(self, fw: Forwarder) -> None:
+        self.scheme.configure(fw)
+
 
 def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name], *,
                rng: Callable[[str], random.Random], settings: EdgeSettings = EdgeSettings(),
@@ -173,9 +176,11 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
                profile: str | Profile = "model") -> EdgeParts:
     """Wire the gateway and ``len(prefixes)`` nodes on ``scenario``'s radio network.
 
-    The gateway forwarder is built with its hooks (the scheme, behind :class:`BypassPrefixes`);
-    the scheme's context is bound to the forwarder and its endpoint right after, before any
-    packet moves.
+    Order (nothing is bound after it is built): the gateway's LoRa faces and its own
+    endpoint, then the scheme's context holding them, the scheme on it, the gateway
+    forwarder with the scheme as its hooks (behind :class:`BypassPrefixes`); the forwarder
+    then adds the faces and lets the hooks :meth:`~ForwarderHooks.configure` its tables.
+    Each node: its LoRa face, its hooks given that face, its forwarder with the hooks.
     The profile sets the hint, the reflexive lifetime, the item Data, whether downstream
     retransmissions go upstream again, and whether the node prefixes are static routes
     (then nodes register only in push configurations: ``EdgeParts.registers``).
@@ -191,7 +196,12 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
         # gateway and node keep PIT entries for a whole LoRa round trip
         return triple if lora_s is None else (max(triple[0], lora_s), triple[1], triple[2])
 
-    context = GatewayContext(kernel, radio.gateway, rng("gateway-scheme"),
+    gateway_faces = {i: LoRaFace(radio.gateway, i, counter=counter, link=LORA_LINK,
+                                 direction="down", drop_queued_duplicates=True)
+                     for i in range(1, len(prefixes) + 1)}
+    endpoint = Endpoint(kernel, None, rng("gateway-app"), "app://gw")
+    context = GatewayContext(kernel, radio.gateway, rng("gateway-scheme"), endpoint,
+                             {face: i for i, face in gateway_faces.items()},
                              lora_interest_lifetime_s=lora_s if lora_s is not None else 64.0,
                              reflexive_lifetime_s=prof.reflexive_lifetime_s,
                              static_hint_s=prof.hint_s,
@@ -205,36 +215,27 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
                          forward_retransmissions=prof.forward_retransmissions)
     gfw = Forwarder(kernel, fc, rng=rng("gateway"), hooks=hooks)
     gateway_radio = GatewayRadio(radio.gateway)
-    node_faces: dict[int, int] = {}
-    gateway_faces: dict[int, LoRaFace] = {}
-    for i in range(1, len(prefixes) + 1):
-        face = LoRaFace(radio.gateway, i, counter=counter, link=LORA_LINK, direction="down",
-                        drop_queued_duplicates=True)
-        node_faces[gfw.add_face(face)] = i
+    for face in gateway_faces.values():
+        gfw.add_face(face)
         gateway_radio.add(face)
-        gateway_faces[i] = face
-    endpoint = Endpoint(kernel, gfw, rng("gateway-app"), "app://gw")
-    context.bind(gfw, endpoint, node_faces)
-    scheme.bound()
+    gfw.add_face(endpoint.face)
+    hooks.configure(gfw)
 
     nodes: dict[int, NodeApp] = {}
     node_fws: dict[int, Forwarder] = {}
     for i, prefix in enumerate(prefixes, 1):
-        behaviour = config.node_behaviour()
-        node_hooks = behaviour.hooks()
+        dev = radio.devices[i]
+        face = LoRaFace(dev, GATEWAY, counter=counter, link=LORA_LINK, direction="up",
+                        slot_policy=registration_in_cap)
         nfw = Forwarder(kernel, ForwarderConfig(
             default_retx=SchemeConfig.policy(lora_side(config.node)),
             uncached_content_types=SIGNAL_CONTENT_TYPES,
             forward_retransmissions=prof.forward_retransmissions),
-            rng=rng(f"node{i}"), hooks=node_hooks)
-        dev = radio.devices[i]
-        face = LoRaFace(dev, GATEWAY, counter=counter, link=LORA_LINK, direction="up",
-                        slot_policy=registration_in_cap)
+            rng=rng(f"node{i}"), hooks=config.node_behaviour().hooks(face))
         nfw.add_face(face)
         dev.on_receive = face.on_mac_receive
         nfw.add_route(REGISTRATION_PREFIX, face.face_id)
         ep = Endpoint(kernel, nfw, rng(f"node{i}-app"), f"app://node{i}")
-        behaviour.bind(node_hooks, ep, face)
         nodes[i] = NodeApp(ep, prefix, log, registration_lifetime_s=lora_s
                            if lora_s is not None else 64.0,
                            payload_bytes=prof.item_payload_bytes,
@@ -242,7 +243,7 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
         node_fws[i] = nfw
     registers = config.pushes or not prof.static_routes
     if not registers:
-        for face_id, i in node_faces.items():
-            scheme.install_node(gfw, prefixes[i - 1], face_id)
+        for i, face in gateway_faces.items():
+            scheme.install_node(gfw, prefixes[i - 1], face)
     return EdgeParts(radio, config, gfw, endpoint, context, scheme, gateway_faces, nodes,
                      node_fws, counter, log, bypass, profile=prof, registers=registers)

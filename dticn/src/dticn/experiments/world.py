@@ -156,7 +156,7 @@ class World:
                                  forward_retransmissions=profile.forward_retransmissions)
             fw = Forwarder(kernel, fc, rng=rng(role), hooks=hooks)
             if hooks is not None:
-                hooks.attach(fw)  # type: ignore[attr-defined]
+                hooks.configure(fw)
             return fw
 
         self.hops: list[ForwarderHooks] = (

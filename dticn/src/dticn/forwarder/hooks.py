@@ -2,8 +2,12 @@
 
 A scheme subclasses :class:`ForwarderHooks`; the forwarder gets the instance at its
 construction and keeps it (compose hooks by wrapping, never by replacing them later).
-Each hook returns whether it took over; the default implementations take over nothing,
-so a plain forwarder behaves like NFD.
+Everything a hook needs comes with it at its construction or in the call (the forwarder
+is an argument of every hook), so no hook is bound to its forwarder afterwards; what
+the hooks need in the forwarder's own tables they add in :meth:`ForwarderHooks.configure`,
+which the forwarder's builder calls once, before any packet moves. Each hook returns
+whether it took over; the default implementations take over nothing, so a plain
+forwarder behaves like NFD.
 
 * :meth:`ForwarderHooks.on_interest_propagate`: after a CS miss and PIT insertion,
   before the strategy forwards. A RICE-like gateway answers at once with a wait hint
@@ -40,6 +44,11 @@ class UnsolicitedDataVerdict:
 
 class ForwarderHooks:
     """Default hooks: take over nothing."""
+
+    def configure(self, fw: Forwarder) -> None:
+        """Add what these hooks need to ``fw``'s tables (reflexive prefixes, per-prefix
+        retransmission policies); keep no reference to ``fw``. Composed hooks configure
+        the hooks they wrap."""
 
     def on_interest_propagate(
         self, fw: Forwarder, in_face: Face, interest: Interest, entry: PitEntry

@@ -37,19 +37,28 @@ class Endpoint:
 
     Args:
         kernel: the clock (timers for Interest timeouts, deferred delivery).
-        forwarder: where the face is added.
+        forwarder: where the face is added; None when the endpoint must exist before its
+            forwarder (a gateway scheme's own endpoint is part of the forwarder's hooks):
+            the builder then adds :attr:`face` to the forwarder like any other face, and
+            routes to it itself (``serve(..., route=False)``).
         rng: nonce source (seeded by the experiment).
     """
 
-    def __init__(self, kernel: EventKernel, forwarder: Forwarder, rng: random.Random,
-                 uri: str = "app://") -> None:
+    def __init__(self, kernel: EventKernel, forwarder: Forwarder | None,
+                 rng: random.Random, uri: str = "app://") -> None:
         self.kernel = kernel
         self.forwarder = forwarder
         self.rng = rng
         self.face = CallbackFace(self._from_forwarder, uri=uri, scope=FaceScope.LOCAL)
-        self.face_id = forwarder.add_face(self.face)
         self._pending: dict[Name, list[_Pending]] = {}
         self._handlers: list[tuple[Name, OnInterest]] = []
+        if forwarder is not None:
+            forwarder.add_face(self.face)
+
+    @property
+    def face_id(self) -> int:
+        """The face's id in its forwarder (0 until it is added)."""
+        return self.face.face_id
 
     # -- consumer side ---------------------------------------------------------------
     def express(self, interest: Interest, on_data: OnData, on_failure: OnFailure,
@@ -88,9 +97,13 @@ class Endpoint:
     # -- producer side ---------------------------------------------------------------
     def serve(self, prefix: Name, handler: OnInterest, *, route: bool = True) -> None:
         """Hand Interests under ``prefix`` to ``handler``; add the FIB route unless told not."""
+        if route and self.forwarder is None:
+            raise ValueError(f"endpoint {self.face.uri} was built without a forwarder: "
+                             "route the prefix on the forwarder that holds its face, and "
+                             "serve it with route=False")
         self._handlers.append((prefix, handler))
         self._handlers.sort(key=lambda h: -len(h[0]))
-        if route:
+        if route and self.forwarder is not None:
             self.forwarder.add_route(prefix, self.face_id)
 
     def put(self, data: Data) -> None:

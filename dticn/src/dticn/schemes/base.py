@@ -86,12 +86,10 @@ class NodeBehaviour:
     pushes = False
     """True when the node produces items on its own (the consumer does not ask)."""
 
-    def hooks(self) -> ForwarderHooks | None:
-        """The node forwarder's hooks (built with the forwarder)."""
+    def hooks(self, uplink: Face) -> ForwarderHooks | None:
+        """The node forwarder's hooks, given the node's LoRa face (built before the
+        forwarder, which gets the hooks at its construction and then adds the face)."""
         return None
-
-    def bind(self, hooks: ForwarderHooks | None, app: Endpoint, uplink: Face) -> None:
-        """Tell the hooks the node application's face and the LoRa uplink."""
 
 
 @dataclass(frozen=True)

@@ -32,53 +32,33 @@ from dticn.sim.kernel import EventKernel
 
 @dataclass
 class GatewayContext:
-    r"""What a scheme may use: the clock, its forwarder, its own endpoint, the MAC schedule.
+    """What a scheme may use: the clock, its own endpoint, its LoRa faces, the MAC schedule.
 
-    The scheme is built first (it becomes the forwarder's hooks at the forwarder's
-    construction); the edge builder then :meth:`bind`\ s the forwarder, the gateway's own
-    endpoint on it and ``node_faces`` (the gateway's LoRa face ids -> node MAC addresses)
-    before any packet moves. ``gateway_name`` is the one-component name this gateway puts
-    into reflexive names. ``wall_wire_scale``: durations this gateway puts in packets go
-    on the wire in wall seconds, this many times fewer than the kernel's (an emulated
-    gateway's ``--wire-time wall``, see :meth:`on_wire`); None: the kernel's seconds.
+    Everything is given at construction, before the forwarder exists: the scheme is built
+    on the context and becomes the forwarder's hooks at the forwarder's construction, so
+    the context never holds the forwarder (every hook is handed it). ``endpoint`` is the
+    gateway's own application (its requests to nodes, its push notifications), built
+    without a forwarder; ``node_faces`` maps the gateway's LoRa faces to node MAC
+    addresses. The edge builder adds both to the forwarder before any packet moves.
+    ``gateway_name`` is the one-component name this gateway puts into reflexive names.
+    ``wall_wire_scale``: durations this gateway puts in packets go on the wire in wall
+    seconds, this many times fewer than the kernel's (an emulated gateway's ``--wire-time
+    wall``, see :meth:`on_wire`); None: the kernel's seconds.
     """
 
     kernel: EventKernel
     coordinator: DsmeCoordinator
     rng: random.Random
+    endpoint: Endpoint
+    node_faces: dict[Face, int]
     gateway_name: Name = GATEWAY_NAME
     lora_interest_lifetime_s: float = 64.0
     reflexive_lifetime_s: float = 10.0
     static_hint_s: float | None = None
     item_freshness_ms: int = 3_600_000
     wall_wire_scale: float | None = None
-    registered: dict[Name, int] = field(default_factory=dict)
-    node_faces: dict[int, int] = field(default_factory=dict)
-    _forwarder: Forwarder | None = None
-    _endpoint: Endpoint | None = None
-
-    def bind(self, forwarder: Forwarder, endpoint: Endpoint, node_faces: dict[int, int]
-             ) -> None:
-        """Give the scheme its forwarder, its endpoint and the LoRa faces (once)."""
-        if self._forwarder is not None:
-            raise RuntimeError("GatewayContext.bind called twice: one context per gateway")
-        self._forwarder = forwarder
-        self._endpoint = endpoint
-        self.node_faces.update(node_faces)
-
-    @property
-    def forwarder(self) -> Forwarder:
-        if self._forwarder is None:
-            raise RuntimeError("the scheme used its forwarder before the edge builder bound "
-                               "it; build the edge with dticn.edge.build_edge")
-        return self._forwarder
-
-    @property
-    def endpoint(self) -> Endpoint:
-        if self._endpoint is None:
-            raise RuntimeError("the scheme used its endpoint before the edge builder bound "
-                               "it; build the edge with dticn.edge.build_edge")
-        return self._endpoint
+    registered: dict[Name, Face] = field(default_factory=dict)
+    """Registered node prefixes -> the LoRa face behind which the node is."""
 
     def on_wire(self, seconds: float) -> float:
         """``seconds`` of the kernel's time as a duration in a packet this gateway makes
@@ -88,18 +68,19 @@ class GatewayContext:
             return seconds
         return seconds / self.wall_wire_scale
 
-    def node_of(self, name: Name) -> tuple[Name, int] | None:
-        """(prefix, face id) of the registered node whose prefix covers ``name``."""
+    def node_of(self, name: Name) -> tuple[Name, Face] | None:
+        """(prefix, LoRa face) of the registered node whose prefix covers ``name``."""
         for length in range(len(name), 0, -1):
-            face_id = self.registered.get(name[:length])
-            if face_id is not None:
-                return name[:length], face_id
+            face = self.registered.get(name[:length])
+            if face is not None:
+                return name[:length], face
         return None
 
     # -- the DSME schedule (what the RICE-schedule hint reads) -------------------------
-    def next_slot(self, face_id: int, direction: Direction, after: float) -> float:
-        """Start of the node's next GTS in ``direction`` at or after ``after``."""
-        node = self.node_faces[face_id]
+    def next_slot(self, face: Face, direction: Direction, after: float) -> float:
+        """Start of the next GTS in ``direction`` at or after ``after`` of the node behind
+        LoRa face ``face``."""
+        node = self.node_faces[face]
         when = self.coordinator.next_slot_time(node, direction, after)
         if when is None:
             raise ValueError(f"node {node} has no {direction} GTS; allocate one in the scenario")
@@ -110,9 +91,9 @@ class GatewayContext:
         coord = self.coordinator
         return time_on_air(coord.p.phy, payload_bytes + coord.cfg.data_overhead)
 
-    def downlink_backlog(self, face_id: int) -> int:
-        """Frames already queued for the node's downlink GTS."""
-        return len(self.coordinator.downlink_queues.get(self.node_faces[face_id], ()))
+    def downlink_backlog(self, face: Face) -> int:
+        """Frames already queued for the downlink GTS of the node behind ``face``."""
+        return len(self.coordinator.downlink_queues.get(self.node_faces[face], ()))
 
 
 class GatewayScheme(ForwarderHooks):
@@ -125,12 +106,13 @@ class GatewayScheme(ForwarderHooks):
         self.hop = hop
         self.registrations = 0
 
-    def bound(self) -> None:
-        """Called once the context holds the forwarder and the endpoint: set up tables."""
+    def configure(self, fw: Forwarder) -> None:
+        if self.hop is not None:
+            self.hop.configure(fw)
 
     def is_node_face(self, face: Face) -> bool:
         """True for the gateway's LoRa faces."""
-        return face.face_id in self.ctx.node_faces
+        return face in self.ctx.node_faces
 
     def on_interest_propagate(self, fw: Forwarder, in_face: Face, interest: Interest,
                               entry: PitEntry) -> bool:
@@ -150,15 +132,15 @@ class GatewayScheme(ForwarderHooks):
             fw.counters.drop("registration_without_id")
             fw.reject_pending_interest(entry)
             return
-        self.install_node(fw, prefix, in_face.face_id)
+        self.install_node(fw, prefix, in_face)
         self.registrations += 1
         fw.answer_interest(entry, ack(interest.name))
 
-    def install_node(self, fw: Forwarder, prefix: Name, face_id: int) -> None:
-        """Know ``prefix`` as a node's behind LoRa face ``face_id`` and route it there (on
+    def install_node(self, fw: Forwarder, prefix: Name, face: Face) -> None:
+        """Know ``prefix`` as a node's behind LoRa face ``face`` and route it there (on
         registration, or from the start where the node prefixes are static routes)."""
-        self.ctx.registered[prefix] = face_id
-        fw.add_route(prefix, face_id)
+        self.ctx.registered[prefix] = face
+        fw.add_route(prefix, face.face_id)
 
     def on_request(self, fw: Forwarder, in_face: Face, interest: Interest,
                    entry: PitEntry) -> bool:

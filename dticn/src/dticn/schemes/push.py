@@ -24,7 +24,6 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.retx import RetxPolicy
-from dticn.links.endpoint import Endpoint
 from dticn.packets import Data, DecodeError, Interest, decode_data
 from dticn.packets.name import TYPE_PARAMS_SHA256, Name
 from dticn.schemes.base import ConsumerBehaviour, ConsumerHost, NodeBehaviour, SchemeConfig
@@ -51,11 +50,12 @@ class PushScheme(GatewayScheme):
         self.pushed = 0
         self.acked = 0
 
-    def bound(self) -> None:
+    def configure(self, fw: Forwarder) -> None:
+        super().configure(fw)
         # the gateway's own notifications get CCN-lite INR (lifetime/1000 ms/4) like the
         # consumer side, so one lost /RNP does not lose the item
         lifetime = self.ctx.reflexive_lifetime_s
-        self.ctx.forwarder.retx.insert(RNP_PREFIX, RetxPolicy.from_triple(lifetime, 1000.0, 4))
+        fw.retx.insert(RNP_PREFIX, RetxPolicy.from_triple(lifetime, 1000.0, 4))
 
     def reflexive_prefix(self) -> tuple[Name, bytes | None]:
         """Where the wrapped item lives, and the first Interest's ApplicationParameters."""
@@ -63,7 +63,7 @@ class PushScheme(GatewayScheme):
 
     def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
         node = self.ctx.node_of(data.name)
-        if not self.is_node_face(in_face) or node is None or node[1] != in_face.face_id:
+        if not self.is_node_face(in_face) or node is None or node[1] is not in_face:
             return UnsolicitedDataVerdict.DROP
         self.pushed += 1
         prefix, params = self.reflexive_prefix()
@@ -74,23 +74,23 @@ class PushScheme(GatewayScheme):
         if old is not None:
             old.cancel()
         self.items[wrapped.name] = self.ctx.kernel.call_later(
-            self.ctx.reflexive_lifetime_s, self._release, wrapped.name)
+            self.ctx.reflexive_lifetime_s, self._release, fw, wrapped.name)
         notify = Interest(RNP_PREFIX + self.ctx.gateway_name + data.name, app_parameters=params,
                           lifetime_ms=round(self.ctx.reflexive_lifetime_s * 1000))
         self.ctx.endpoint.express(
-            notify, lambda i, d, n=wrapped.name: self._acked(n),
+            notify, lambda i, d, n=wrapped.name: self._acked(fw, n),
             lambda i, reason: None)
         return UnsolicitedDataVerdict.CACHE
 
-    def _acked(self, wrapped_name: Name) -> None:
+    def _acked(self, fw: Forwarder, wrapped_name: Name) -> None:
         self.acked += 1
-        self._release(wrapped_name)
+        self._release(fw, wrapped_name)
 
-    def _release(self, wrapped_name: Name) -> None:
+    def _release(self, fw: Forwarder, wrapped_name: Name) -> None:
         timer = self.items.pop(wrapped_name, None)
         if timer is not None:
             timer.cancel()
-        self.ctx.forwarder.cs.erase(wrapped_name)
+        fw.cs.erase(wrapped_name)
 
     def temporary_state(self) -> dict[str, int]:
         out = {"pinned_items": len(self.items)}
@@ -111,15 +111,16 @@ class DraftPushScheme(PushScheme):
 
 
 class NodePushHooks(ForwarderHooks):
-    """Unsolicited Data from the node's own application is pushed to the gateway."""
+    """Unsolicited Data from the node's own application (its local face) is pushed to the
+    gateway through ``uplink``, the node's LoRa face, given at construction (the face
+    exists before the forwarder that adds it)."""
 
-    def __init__(self) -> None:
-        self.app_face_id: int | None = None
-        self.uplink: Face | None = None
+    def __init__(self, uplink: Face) -> None:
+        self.uplink = uplink
         self.pushed = 0
 
     def on_unsolicited_data(self, fw: Forwarder, in_face: Face, data: Data) -> str:
-        if in_face.face_id != self.app_face_id or self.uplink is None:
+        if not in_face.is_local:
             return UnsolicitedDataVerdict.DROP
         self.pushed += 1
         fw.on_outgoing_data(self.uplink, data)
@@ -132,13 +133,8 @@ class PushingNode(NodeBehaviour):
 
     pushes = True
 
-    def hooks(self) -> ForwarderHooks | None:
-        return NodePushHooks()
-
-    def bind(self, hooks: ForwarderHooks | None, app: Endpoint, uplink: Face) -> None:
-        assert isinstance(hooks, NodePushHooks)
-        hooks.app_face_id = app.face_id
-        hooks.uplink = uplink
+    def hooks(self, uplink: Face) -> ForwarderHooks | None:
+        return NodePushHooks(uplink)
 
 
 class PushConsumer(ConsumerBehaviour):

@@ -32,7 +32,7 @@ class FibReflexiveHop(ForwarderHooks):
     def __init__(self) -> None:
         self.routes: dict[tuple[Name, int], tuple[float, TimerHandle]] = {}
 
-    def attach(self, fw: Forwarder) -> None:
+    def configure(self, fw: Forwarder) -> None:
         """Ask ``fw`` to show this hook every ``/RNP`` Interest."""
         fw.add_reflexive_prefix(RNP_PREFIX)
 
@@ -63,7 +63,7 @@ class FibReflexiveHop(ForwarderHooks):
 class PitReflexiveHop(ForwarderHooks):
     """The draft's reflexive state in the PIT entry of the first Interest."""
 
-    def attach(self, fw: Forwarder) -> None:
+    def configure(self, fw: Forwarder) -> None:
         """Nothing to register: the PIT carries the state."""
 
     def on_interest_propagate(self, fw: Forwarder, in_face: Face, interest: Interest,

@@ -68,7 +68,7 @@ class RiceScheme(GatewayScheme):
 
     def on_request(self, fw: Forwarder, in_face: Face, interest: Interest,
                    entry: PitEntry) -> bool:
-        if in_face.face_id == self.ctx.endpoint.face_id or self.is_node_face(in_face):
+        if in_face is self.ctx.endpoint.face or self.is_node_face(in_face):
             return False                 # the gateway's own LoRa request, or node traffic
         node = self.ctx.node_of(interest.name)
         if node is None:
@@ -103,24 +103,24 @@ class RiceScheme(GatewayScheme):
             return self.ctx.static_hint_s
         return self.ctx.coordinator.cfg.timing.multisuperframe_s
 
-    def estimate_late(self, face_id: int) -> float:
+    def estimate_late(self, face: Face) -> float:
         """Seconds until the content should arrive when it is already overdue."""
-        return self.estimate(face_id, None)
+        return self.estimate(face, None)
 
-    def install_node(self, fw: Forwarder, prefix: Name, face_id: int) -> None:
-        super().install_node(fw, prefix, face_id)
+    def install_node(self, fw: Forwarder, prefix: Name, face: Face) -> None:
+        super().install_node(fw, prefix, face)
         # the gateway's own requests toward this node live as long as their InterestLifetime
         # says (set per request from the schedule), not the gateway's fixed 64 s
         fw.retx.insert(prefix, RetxPolicy(pit_lifetime=None))
 
-    def _fetch(self, name: Name, eta_s: float, face_id: int) -> None:
+    def _fetch(self, name: Name, eta_s: float, face: Face) -> None:
         """Ask the node; the request outlives the expected arrival by a LoRa round trip plus
         one multisuperframe per frame already queued for the node's downlink GTS (one
         frame per slot), so a backlog (duty cycle, many nodes, several items asked at once)
         does not make it expire in the queue and be sent again."""
         self.lora_requests += 1
         msf = self.ctx.coordinator.cfg.timing.multisuperframe_s
-        queued_s = self.ctx.downlink_backlog(face_id) * msf
+        queued_s = self.ctx.downlink_backlog(face) * msf
         lifetime_ms = round((eta_s + queued_s + self.ctx.lora_interest_lifetime_s) * 1000)
         self.ctx.endpoint.express(Interest(name, lifetime_ms=lifetime_ms), self._arrived,
                                   self._failed)
@@ -135,8 +135,9 @@ class RiceScheme(GatewayScheme):
     def _failed(self, interest: Interest, reason: str) -> None:
         self.expected.pop(interest.name, None)     # the next consumer Interest asks again
 
-    def estimate(self, face_id: int, interest: Interest | None) -> float:
-        """Seconds until the content should be at the gateway."""
+    def estimate(self, face: Face, interest: Interest | None) -> float:
+        """Seconds until the content should be at the gateway (node behind LoRa
+        ``face``)."""
         return self.static_s()
 
     def temporary_state(self) -> dict[str, int]:
@@ -151,24 +152,24 @@ class ScheduleRiceScheme(RiceScheme):
     def hint(self, eta: float, now: float) -> float:
         return max(eta - now, 0.0) + HINT_GUARD_S
 
-    def estimate_late(self, face_id: int) -> float:
+    def estimate_late(self, face: Face) -> float:
         ctx = self.ctx
         now = ctx.kernel.now()
-        up = ctx.next_slot(face_id, Direction.UP, now)
+        up = ctx.next_slot(face, Direction.UP, now)
         return up + ctx.airtime(REPLY_PAYLOAD_BYTES) - now
 
-    def estimate(self, face_id: int, interest: Interest | None) -> float:
+    def estimate(self, face: Face, interest: Interest | None) -> float:
         if interest is None:
-            return self.estimate_late(face_id)
+            return self.estimate_late(face)
         ctx = self.ctx
         cfg = ctx.coordinator.cfg
         now = ctx.kernel.now()
         msf = cfg.timing.multisuperframe_s
-        down = ctx.next_slot(face_id, Direction.DOWN, now + cfg.turnaround_s)
-        down += ctx.downlink_backlog(face_id) * msf
+        down = ctx.next_slot(face, Direction.DOWN, now + cfg.turnaround_s)
+        down += ctx.downlink_backlog(face) * msf
         down_done = (down + cfg.turnaround_s + ctx.airtime(len(interest.encode()) + 10)
                      + 2 * cfg.turnaround_s + ctx.coordinator.ack_s)
-        up = ctx.next_slot(face_id, Direction.UP, down_done + cfg.wakeup_s)
+        up = ctx.next_slot(face, Direction.UP, down_done + cfg.wakeup_s)
         return up + ctx.airtime(REPLY_PAYLOAD_BYTES) - now
 
 
