@@ -142,8 +142,9 @@ class ContentStore:
         self.evictions: Counter[str] = Counter() if evictions is None else evictions
         self._lru: OrderedDict[Name, CsEntry] = OrderedDict()
         self._pinned: dict[Name, CsEntry] = {}
-        self._by_face: dict[int, dict[Name, None]] = {}
-        """LRU names charged to each face, least recently used first."""
+        self._by_face: dict[int, OrderedDict[Name, None]] = {}
+        """LRU names charged to each face, least recently used first (an OrderedDict:
+        taking the oldest of a plain dict walks the slots its earlier deletions left)."""
         self._tree: _NameTree | None = None
         self.hits = 0
         self.misses = 0
@@ -189,7 +190,7 @@ class ContentStore:
         if face_id is not None:
             mine = self._by_face.get(face_id)
             if mine is None:
-                mine = self._by_face[face_id] = {}
+                mine = self._by_face[face_id] = OrderedDict()
             mine[name] = None
             quota = self.face_quota
             if quota is not None and len(mine) > quota:
@@ -225,9 +226,7 @@ class ContentStore:
             name = entry.data.name
             self._lru.move_to_end(name)
             if entry.face_id is not None:
-                mine = self._by_face[entry.face_id]
-                del mine[name]
-                mine[name] = None
+                self._by_face[entry.face_id].move_to_end(name)
         return entry.data
 
     def _match(self, interest: Interest, now: float) -> CsEntry | None:

@@ -278,6 +278,22 @@ def _element_end(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
     return typ, s, e
 
 
+def _outer(buf: bytes, expected: int) -> tuple[int, int]:
+    """``(value_start, value_end)`` of the outer TLV, which must be ``expected`` and span
+    ``buf``; 1-byte TYPE with a 1- or 3-byte LENGTH read inline, the rest by
+    :func:`read_outer`."""
+    n = len(buf)
+    if n >= 2 and buf[0] == expected:
+        first = buf[1]
+        if first < 0xFD:
+            if first + 2 == n:
+                return 2, n
+        elif first == 0xFD and n >= 4 and int.from_bytes(buf[2:4], "big") + 4 == n:
+            return 4, n
+    _, start, end = read_outer(buf, expected)
+    return start, end
+
+
 def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
     """Decode an Interest TLV (outer type 5); raise :class:`DecodeError` if malformed
     (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``).
@@ -290,7 +306,7 @@ def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
     if len(wire) > MAX_NDN_PACKET_SIZE:
         _check_size(wire)
     buf = wire if type(wire) is bytes else bytes(wire)
-    _, pos, end = read_outer(buf, TYPE_INTEREST)
+    pos, end = _outer(buf, TYPE_INTEREST)
     name: Name = ()
     can_be_prefix = must_be_fresh = False
     nonce = lifetime_ms = hop_limit = None
@@ -357,7 +373,7 @@ def decode_data(wire: bytes, max_name_bytes: int | None = None) -> Data:
     if len(wire) > MAX_NDN_PACKET_SIZE:
         _check_size(wire)
     buf = wire if type(wire) is bytes else bytes(wire)
-    _, pos, end = read_outer(buf, TYPE_DATA)
+    pos, end = _outer(buf, TYPE_DATA)
     out = Data((), b"", ContentType.BLOB, None, None, None, None, buf)
     last = -1
     seen_name = False
