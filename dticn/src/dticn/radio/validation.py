@@ -636,14 +636,16 @@ def markdown(doc: dict[str, Any], *, command: str) -> str:
     if doc["fig22_sensitivity"]:
         points = list(doc["fig22_sensitivity"][0]["points"])
         out += ["## Fig. 22 CAP gap: one setting at a time", "",
-                "CAP delivery (ours) under the `dsme-lora` plan with one setting changed, "
-                "1 seed x 1 h per point; their values in the header.", "",
+                "CAP delivery (ours) under the `dsme-lora` plan with one setting changed "
+                "(median CAP delay in brackets), 1 seed x 1 h per point; their values in the "
+                "header.", "",
                 "| setting | " + " | ".join(
                     f"{p} (theirs {doc['fig22_sensitivity'][0]['points'][p]['theirs']:.2f})"
                     for p in points) + " | largest gap | source |",
                 "|---|" + "---:|" * len(points) + "---:|---|"]
         for row in doc["fig22_sensitivity"]:
-            cells = " | ".join(f"{row['points'][p]['delivery']:.3f}" for p in points)
+            cells = " | ".join(f"{row['points'][p]['delivery']:.3f} "
+                               f"({row['points'][p]['p50_s']:.1f} s)" for p in points)
             out.append(f"| {row['setting']} | {cells} | {row['max_gap_points']:.1f} pt | "
                        f"{row['source']} |")
         out.append("")
