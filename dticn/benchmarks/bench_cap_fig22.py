@@ -16,6 +16,10 @@ reception at the sink.
 
 Run: ``python benchmarks/bench_cap_fig22.py [--seeds N] [--horizon S]`` from ``dticn/``;
 writes ``benchmarks/results/dticn-fig22.json`` and ``.png``.
+
+``dticn validate`` (docs/dticn-validation.md) goes further: 16-byte items as their
+simulation's ``packetLength``, the GTS side, their simulation's own layout (hosts on rings
+10 m apart, not all 10 m from the sink) and channel, and their settings one at a time.
 """
 
 from __future__ import annotations
