@@ -27,7 +27,15 @@ from dticn.forwarder.counters import ForwarderCounters
 from dticn.forwarder.cs import ContentStore
 from dticn.forwarder.dead_nonce import DeadNonceList
 from dticn.forwarder.errors import InternalErrorLog
-from dticn.forwarder.face import Face, FaceScope, LinkType, PacketKind, Tap
+from dticn.forwarder.face import (
+    KIND_DATA,
+    KIND_INTEREST,
+    KIND_NACK,
+    Face,
+    FaceScope,
+    LinkType,
+    Tap,
+)
 from dticn.forwarder.fib import Fib
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.name_table import NameTable
@@ -342,7 +350,7 @@ class Forwarder:
         entry, is_new = self.pit.insert(interest, now)
         if entry is None:
             self.counters.drop("pit_full")
-            in_face.send(encode_nack(interest.wire, NackReason.CONGESTION), PacketKind.NACK)
+            in_face.send(encode_nack(interest.wire, NackReason.CONGESTION), KIND_NACK)
             self.counters.out_nacks += 1
             return
         if not is_new and self._is_loop(in_face, interest, entry):
@@ -500,10 +508,10 @@ class Forwarder:
         if out_face.wants_incoming_face_id:
             out_face.send(
                 _Lp(fragment=interest.wire, incoming_face_id=_in_face_of(entry, interest)).encode(),
-                PacketKind.INTEREST, interest,
+                KIND_INTEREST, interest,
             )
         else:
-            out_face.send(interest.wire, PacketKind.INTEREST, interest)
+            out_face.send(interest.wire, KIND_INTEREST, interest)
         if (
             entry.retx_policy is not None
             and entry.retx_policy.in_network
@@ -632,7 +640,7 @@ class Forwarder:
         self.counters.out_data += 1
         if log.isEnabledFor(logging.DEBUG):
             log.debug("face %d out Data %s", out_face.face_id, name_to_str(data.name))
-        out_face.send(data.encode(), PacketKind.DATA, data)
+        out_face.send(data.encode(), KIND_DATA, data)
 
     def inject_data(self, data: Data, *, pinned: bool = False) -> None:
         """Put locally produced Data into the CS (gateway push, prefetch)."""
@@ -676,7 +684,7 @@ class Forwarder:
         self.counters.out_nacks += 1
         if log.isEnabledFor(logging.DEBUG):
             log.debug("face %d out Nack reason=%d", face.face_id, reason)
-        face.send(encode_nack(interest_wire, reason), PacketKind.NACK)
+        face.send(encode_nack(interest_wire, reason), KIND_NACK)
 
 
 def _in_face_of(entry: PitEntry, interest: Interest) -> int:
