@@ -32,6 +32,8 @@ class DeadNonceList:
 
     def find(self, name: Name, nonce: int, now: float) -> bool:
         """True if the pair is remembered and not expired."""
+        if not self._entries:
+            return False
         self._evict(now)
         expiry = self._entries.get((name, nonce))
         return expiry is not None and expiry > now
