@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,60 @@ def test_reproduce_sensitivity_writes_json_and_heat_map(tmp_path: Path) -> None:
     assert "from profile artifact" in result.output
     refused = CliRunner().invoke(build_app(), ["reproduce", "--sensitivity", "--cap-rx"])
     assert refused.exit_code != 0 and "drop --cap-rx" in refused.output
+
+
+REPORT = Path(__file__).parents[2] / "benchmarks" / "results" / "dticn-sensitivity.json"
+
+
+def _docs_rows(text: str) -> dict[str, list[str]]:
+    """The body rows of a rendered table, by their first cell."""
+    lines = [ln for ln in text.splitlines() if ln.startswith("| ") and "---" not in ln]
+    return {cells[0]: cells[1:] for cells in
+            (ln.strip("| ").split(" | ") for ln in lines[1:])}
+
+
+def test_docs_table_renders_the_committed_report_cell_for_cell() -> None:
+    doc = json.loads(REPORT.read_text())
+    by = {(r["base"], r["variant"], r["config"]): r for r in doc["rows"]}
+    rows = _docs_rows(sensitivity.docs_table(doc, "artifact"))
+    base = by[("artifact", "artifact", "v2-inr")]
+    success, p50, frames, energy, lifetime = rows[base["title"]]
+    assert success.split(" / ")[0] == f"{base['success_ratio']:.2f}"
+    assert p50.split(" / ")[2] == f"{by[('artifact', 'artifact', 'rice')]['latency_p50_s']:.1f}"
+    assert frames.split(" / ")[0] == (
+        f"{by[('artifact', 'artifact', 'v1-inr')]['lora_frames_per_item']:.2f}")
+    assert energy == base["energy_profile"]
+    push = by[("artifact", "artifact", "push")]
+    assert lifetime.split(" / ")[2] == f"{push['lifetime_days']:.0f}"
+    # every row names the energy profile its lifetimes are under; the energy row switches it
+    for (b, _, _), r in by.items():
+        if b == "artifact":
+            assert rows[r["title"]][3] == r["energy_profile"]
+    switched = by[("artifact", "artifact+energy", "push")]
+    assert rows[switched["title"]][3] != energy
+    # V2-INR and V2-CR lifetimes apart where NFD forwards the consumer's retransmissions
+    retx = [by[("artifact", "artifact+retx", c)]["lifetime_days"] for c in ("v2-inr", "v2-cr")]
+    assert f"{retx[0]:.0f}" != f"{retx[1]:.0f}"
+    assert rows[by[("artifact", "artifact+retx", "v2-inr")]["title"]][4].startswith(
+        f"{retx[0]:.0f} (INR), {retx[1]:.0f} (CR) / ")
+    # "-" where nothing was delivered: the model with the artifact's adjacent slots
+    model = _docs_rows(sensitivity.docs_table(doc, "model"))
+    slots = by[("model", "model+slots", "v2-inr")]
+    assert slots["delivered"] == 0 and model[slots["title"]][1].startswith("- / - / ")
+
+
+def test_docs_tables_command_prints_both_studies_and_refuses_bad_input(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = subprocess.run([sys.executable, "-m", "dticn.experiments.sensitivity", str(REPORT)],
+                          capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "From **artifact**:" in done.stdout and "From **model**:" in done.stdout
+    assert "| energy profile | lifetime d V2 / RICE / push |" in done.stdout
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"rows": []}))
+    for args, said in (([str(tmp_path / "none.json")], "No such file"),
+                       ([str(other)], "not a dticn reproduce --sensitivity report"),
+                       ([], "usage:")):
+        assert sensitivity.main(args) != 0
+        err = capsys.readouterr().err
+        assert said in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

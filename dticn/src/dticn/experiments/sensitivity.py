@@ -173,3 +173,99 @@ def markdown(doc: dict[str, Any], base: str, configs: Sequence[str] | None = Non
         parts.extend("| " + " | ".join(cells) + " |" for cells in body)
         parts.append("")
     return "\n".join(parts)
+
+
+DOCS_COLUMNS: tuple[tuple[str, str, int, tuple[tuple[str, tuple[str, ...]], ...]], ...] = (
+    ("success_ratio", "success", 2,
+     (("V2-INR", ("v2-inr",)), ("V2-CR", ("v2-cr",)), ("V3-CR", ("v3-cr",)),
+      ("RICE", ("rice",)), ("RICE-sched", ("rice-schedule",)))),
+    ("latency_p50_s", "p50 s", 1,
+     (("V2-INR", ("v2-inr",)), ("V3-CR", ("v3-cr",)), ("RICE", ("rice",)),
+      ("RICE-sched", ("rice-schedule",)), ("push", ("push",)))),
+    ("lora_frames_per_item", "LoRa frames/item", 2,
+     (("V1-INR", ("v1-inr",)), ("V2-INR", ("v2-inr",)), ("V2-CR", ("v2-cr",)),
+      ("RICE", ("rice",)))),
+    ("lifetime_days", "lifetime d", 0,
+     (("V2", ("v2-inr", "v2-cr")), ("RICE", ("rice",)), ("push", ("push",)))),
+)
+"""The columns of the docs' sensitivity tables (docs/dticn-schemes.md): (row key, title,
+decimals, (label, configurations)); a label over several configurations shows one number
+where they agree and each with its variant's suffix where they do not (``588 (INR), 644
+(CR)``). V1-CR, V3-INR and push-draft are left out: their success and p50 equal V1-INR's,
+V3-CR's and push's (frames and lifetimes are in the JSON)."""
+
+
+def _group_cell(by: dict[tuple[str, str], dict[str, Any]], variant: str,
+                configs: tuple[str, ...], key: str, digits: int) -> str:
+    """One cell over ``configs``: the shared value, or each named by its suffix."""
+    values = [cell(by[(variant, c)], key, digits) for c in configs]
+    if len(set(values)) == 1:
+        return values[0]
+    return ", ".join(f"{v} ({c.rsplit('-', 1)[-1].upper()})" for v, c in zip(values, configs,
+                                                                            strict=True))
+
+
+def docs_table(doc: dict[str, Any], base: str) -> str:
+    """The study from ``base`` as one GitHub-flavoured Markdown table of
+    :data:`DOCS_COLUMNS`, one row per variant, with the energy profile its lifetimes are
+    computed under (the docs' table, rendered from the JSON so it cannot drift from it)."""
+    rows = [r for r in doc["rows"] if r["base"] == base]
+    if not rows:
+        raise ValueError(f"no study from profile {base!r} in the report; it has "
+                         f"{doc['settings']['bases']}")
+    by = {(r["variant"], r["config"]): r for r in rows}
+    order = list(dict.fromkeys(r["variant"] for r in rows))
+    title = {r["variant"]: r["title"] for r in rows}
+    head = ["switched alone"]
+    for key, name, _, groups in DOCS_COLUMNS:
+        if key == "lifetime_days":
+            head.append("energy profile")
+        head.append(f"{name} " + " / ".join(label for label, _ in groups))
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for v in order:
+        cells = [title[v]]
+        for key, _, digits, groups in DOCS_COLUMNS:
+            if key == "lifetime_days":
+                energy = dict.fromkeys(str(r.get("energy_profile", "?")) for r in rows
+                                       if r["variant"] == v)
+                cells.append(", ".join(energy))
+            cells.append(" / ".join(_group_cell(by, v, configs, key, digits)
+                                    for _, configs in groups))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def docs_tables(doc: dict[str, Any]) -> str:
+    """:func:`docs_table` of every study in the report, each under its base profile."""
+    return "\n".join(f"From **{base}**:\n\n{docs_table(doc, base)}"
+                     for base in doc["settings"]["bases"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m dticn.experiments.sensitivity REPORT.json``: print the docs' tables of a
+    ``dticn reproduce --sensitivity --json`` report (one error line on bad input)."""
+    import json
+    import sys
+    from pathlib import Path
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m dticn.experiments.sensitivity REPORT.json (the JSON of "
+              "dticn reproduce --sensitivity --json)", file=sys.stderr)
+        return 2
+    try:
+        doc = json.loads(Path(args[0]).read_text(encoding="utf-8"))
+        text = docs_tables(doc)
+    except (OSError, ValueError) as exc:
+        print(f"error: {args[0]}: {exc}", file=sys.stderr)
+        return 1
+    except (KeyError, TypeError) as exc:
+        print(f"error: {args[0]} is not a dticn reproduce --sensitivity report (missing "
+              f"{exc}); write one with dticn reproduce --sensitivity --json", file=sys.stderr)
+        return 1
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
