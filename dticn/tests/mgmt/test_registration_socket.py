@@ -64,3 +64,59 @@ def test_python_ndn_registration_against_a_trust_anchor(tmp_path: Path) -> None:
     assert isinstance(ecdsa, dict) and ecdsa["status_code"] == 200
     assert seen["fib"] == {"/by-digest": False, "/by-key": True}
     assert seen["drops"] == {"command_untrusted": 1}
+
+
+def test_forwarder_command_takes_trust_anchors(tmp_path: Path) -> None:
+    """`dticn forwarder --trust-anchor hmac:FILE` as a process: python-ndn's default
+    DigestSha256 registration is refused, a command signed with the shared key routes, and
+    the refusal is counted under its reason in `dticn status --json`."""
+    import json
+    import subprocess
+    import sys
+
+    from ndn.security import HmacSha256Signer
+
+    secret = tmp_path / "ops.key"
+    secret.write_bytes(b"0123456789abcdef0123456789abcdef")
+    sock = tmp_path / "fw.sock"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dticn.cli", "forwarder", "--listen", f"unix://{sock}",
+         "--status-interval", "0", "--trust-anchor", f"hmac:{secret}"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    assert proc.stdout is not None
+    seen: dict[str, object] = {}
+    try:
+        while proc.stdout.readline().strip() not in ("READY", ""):
+            pass
+        app = NDNApp(face=UnixFace(str(sock)), keychain=KeychainDigest())
+        signer = HmacSha256Signer("/site/ops/KEY/hmac", secret.read_bytes())
+
+        async def client() -> None:
+            try:
+                seen["digest"] = await app.register("/by-digest", None)
+                command = nfd_mgmt.make_command_v2("rib", "register", None, name="/by-hmac")
+                _, _, reply = await app.express_interest(command, app_param=b"",
+                                                         signer=signer, lifetime=1000)
+                seen["hmac"] = nfd_mgmt.parse_response(reply)
+                for flags in (["--json"], []):  # while this app's face (and routes) live
+                    seen[str(flags)] = await asyncio.to_thread(
+                        subprocess.run, [sys.executable, "-m", "dticn.cli", "status", *flags,
+                                         "--transport", f"unix://{sock}"],
+                        capture_output=True, text=True, timeout=60)
+            finally:
+                app.shutdown()
+
+        app.run_forever(after_start=client())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    assert seen["digest"] is False
+    hmac_reply = seen["hmac"]
+    assert isinstance(hmac_reply, dict) and hmac_reply["status_code"] == 200
+    status, listing = seen["['--json']"], seen["[]"]
+    assert isinstance(status, subprocess.CompletedProcess)
+    assert isinstance(listing, subprocess.CompletedProcess)
+    assert status.returncode == 0 and listing.returncode == 0, status.stderr + listing.stderr
+    assert json.loads(status.stdout)["counters"]["drops"] == {"command_untrusted": 1}
+    assert "/by-hmac" in listing.stdout and "/by-digest" not in listing.stdout

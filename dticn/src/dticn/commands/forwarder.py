@@ -52,6 +52,12 @@ def forwarder(
         help="Static route PREFIX=URI: dial another forwarder (tcp://, unix://) and route "
         "PREFIX to it (repeatable).",
     ),
+    trust_anchor: list[str] = typer.Option(
+        [], "--trust-anchor",
+        help="Key that may sign prefix registrations (repeatable): an NDN certificate "
+        "(ndnsec cert-dump), a PEM public key or hmac:SECRET_FILE. None: any well-formed "
+        "command from a local face is accepted (NFD's localhost default).",
+    ),
 ) -> None:
     """Run an NDN forwarder that unmodified NDN apps (python-ndn, NFD tools) can use."""
     import asyncio
@@ -92,13 +98,17 @@ def forwarder(
         mode = int(unix_mode, 8)
     except ValueError as exc:
         raise typer.BadParameter(f"--unix-mode {unix_mode!r}: expected octal, e.g. 0660") from exc
+    from dticn.cli import describe
+    from dticn.mgmt.command_auth import authenticator_from_files
+
+    authenticator = authenticator_from_files(trust_anchor)
     try:
         asyncio.run(serve(listen, config, time_scale=time_scale, ready=print_ready,
                           routes=routes, backlog=backlog, unix_mode=mode,
                           warn_interval=warn_interval, status_interval=status_interval,
-                          pcap=pcap or None))
+                          pcap=pcap or None, authenticator=authenticator))
     except OSError as exc:  # a listener in use, an address taken, a pcap path unwritable
-        typer.echo(f"dticn forwarder: {exc}", err=True)
+        typer.echo(f"dticn forwarder: {describe(exc, {})}", err=True)
         raise typer.Exit(2) from None
 
 

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.mgmt.command_auth import CommandAuthenticator
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.clock import AsyncioClock
 from dticn.net.listen import (
@@ -40,6 +41,7 @@ async def serve(
     warn_interval: float = 10.0,
     status_interval: float = 60.0,
     pcap: str | None = None,
+    authenticator: CommandAuthenticator | None = None,
 ) -> Forwarder:
     """Start a forwarder on ``listen`` URIs and run until ``stop`` is set (or SIGTERM).
 
@@ -53,6 +55,8 @@ async def serve(
     ``status_interval`` (:mod:`dticn.net.report`); ``dticn status`` asks at any time.
     ``pcap`` names a file that receives every frame of every face
     (:class:`dticn.net.pcap.PcapWriter`; flushed with each status report).
+    ``authenticator`` checks signed prefix-registration commands against trust anchors
+    (:mod:`dticn.mgmt.command_auth`); None: NFD's localhost default.
     """
     if not listen:
         raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
@@ -60,7 +64,7 @@ async def serve(
     clock = AsyncioClock(time_scale=time_scale)
     fw = Forwarder(clock, config)
     writer = trace_forwarder(fw, pcap) if pcap else None
-    NfdManagement(fw)
+    NfdManagement(fw, authenticator=authenticator)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -24,7 +24,8 @@ log = logging.getLogger(__name__)
 LIMIT_DROPS = frozenset({
     "pit_full", "pit_face_quota", "name_too_long", "routes_per_face",
     "registration_not_local", "send_buffer_full", "oversized_frame", "udp_face_limit",
-    "malformed", "internal_error", "cs_pinned_full",
+    "malformed", "internal_error", "cs_pinned_full", "command_bad_signature",
+    "command_untrusted", "command_unsigned", "command_stale", "command_replayed",
 })
 """Drop reasons that mean a limit or a misbehaving peer, reported at WARNING."""
 
