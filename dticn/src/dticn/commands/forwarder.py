@@ -66,6 +66,7 @@ def forwarder(
     from dticn.forwarder.forwarder import ForwarderConfig
     from dticn.forwarder.retx import RetxPolicy
     from dticn.net.daemon import print_ready, serve
+    from dticn.net.listen import ListenerError
 
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
@@ -98,7 +99,6 @@ def forwarder(
         mode = int(unix_mode, 8)
     except ValueError as exc:
         raise typer.BadParameter(f"--unix-mode {unix_mode!r}: expected octal, e.g. 0660") from exc
-    from dticn.cli import describe
     from dticn.mgmt.command_auth import authenticator_from_files
 
     authenticator = authenticator_from_files(trust_anchor)
@@ -107,8 +107,8 @@ def forwarder(
                           routes=routes, backlog=backlog, unix_mode=mode,
                           warn_interval=warn_interval, status_interval=status_interval,
                           pcap=pcap or None, authenticator=authenticator))
-    except OSError as exc:  # a listener in use, an address taken, a pcap path unwritable
-        typer.echo(f"dticn forwarder: {describe(exc, {})}", err=True)
+    except ListenerError as exc:  # a listener in use, an address taken: says why and the fix
+        typer.echo(f"dticn forwarder: {exc}", err=True)
         raise typer.Exit(2) from None
 
 
