@@ -49,3 +49,25 @@ def test_coding_rate_parsing_and_errors() -> None:
         LoRaParams(bw_hz=100_000)
     with pytest.raises(ValueError, match=r"0\.\.255"):
         time_on_air(LoRaParams(), 300)
+
+
+def test_flora_rule_is_dsme_lora_simulations_frame_duration() -> None:
+    """inetrg/dsme_lora e94c7e5 LoRaDSMETransmitter::createTransmission, by hand: a 27-byte
+    MAC frame is a 30-byte INET packet; (8*30 - 28 + 44) / 28 = 256 / 28 -> 9 (C++ int
+    division); payloadSymbNb = 8 + 9*5 = 53; Theader + Tpayload = 8 + 53 = 61 symbols;
+    with the 12.25-symbol preamble 73.25 symbols = 75.008 ms at SF7/125 kHz."""
+    flora = airtime(LoRaParams(sf=7, rule="flora"), 27)
+    assert flora.symbols == 73.25
+    assert flora.seconds == pytest.approx(75.008e-3)
+    assert airtime(LoRaParams(sf=7), 27).symbols == 65.25          # Semtech: 8 fewer
+    # Truncation instead of rounding up: a 5-byte frame (8-byte packet: 80 / 28 -> 2)
+    # has 8 + 10 + 8 = 26 symbols after the preamble; Semtech's for 8 bytes has 23.
+    assert airtime(LoRaParams(sf=7, rule="flora"), 5).payload_symbols == 26
+    assert airtime(LoRaParams(sf=7), 8).payload_symbols == 23
+    # Their preamble is fixed at 8 symbols whatever the params say.
+    assert airtime(LoRaParams(sf=7, preamble=12, rule="flora"), 27).preamble_symbols == 12.25
+
+
+def test_unknown_airtime_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="airtime rule 'lorasim': use one of semtech, flora"):
+        LoRaParams(rule="lorasim")

@@ -17,13 +17,23 @@ def validate_command(
     from_json: Path | None = typer.Option(
         None, "--from-json", help="Rebuild the page and the figures from a JSON this "
         "command wrote, without running anything."),
+    rerun_parts: list[str] = typer.Option(
+        [], "--rerun", help="With --from-json: run this part again (fig22-sensitivity), "
+        "keep the JSON's other numbers, and write the JSON, page and figures anew."),
 ) -> None:
     """Regenerate DSME-LoRa's Table 5, 7, 8, Fig. 22 and 23 with our simulator and model."""
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from dticn.radio.validation import step_count, validate
+    from dticn.radio.validation import RERUN_PARTS, rerun, step_count, validate
 
+    if rerun_parts and from_json is None:
+        raise typer.BadParameter("--rerun needs --from-json (the report to update)",
+                                 param_hint="--rerun")
+    unknown = [p for p in rerun_parts if p not in RERUN_PARTS]
+    if unknown:
+        raise typer.BadParameter(f"cannot rerun {', '.join(unknown)}; parts: "
+                                 f"{', '.join(RERUN_PARTS)}", param_hint="--rerun")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -38,7 +48,9 @@ def validate_command(
             raise typer.BadParameter(f"{from_json} is not a report of dticn validate (no "
                                      "'sections'); give the dticn-validation.json it wrote",
                                      param_hint="--from-json")
-        _write(doc, out, quick=bool(doc.get("quick")), rerun=False)
+        if rerun_parts:
+            doc = rerun(doc, rerun_parts, progress=lambda label: console.print(label))
+        _write(doc, out, quick=bool(doc.get("quick")), rerun=bool(rerun_parts))
         return
     with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as bar:

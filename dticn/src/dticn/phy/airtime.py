@@ -11,15 +11,35 @@ the SX1276/77/78/79 datasheet (rev. 7, 2020), section 4.1.1.7 "Time on air":
 with PL the payload in bytes, CRC = 1 when the payload CRC is on, IH = 1 for implicit
 header mode, DE = 1 when low-data-rate optimisation is on (mandated by the datasheet when
 T_sym exceeds 16 ms) and CR in 1..4 for coding rates 4/5..4/8.
+
+A second rule, ``flora``, is the frame duration of DSME-LoRa's OMNeT++ simulation
+(inetrg/dsme_lora e94c7e5, ``src/LoRaDSMETransmitter.cc``, ``createTransmission``; the same
+code as inetrg/flora 3f835bb ``src/LoRaPhy/LoRaTransmitter.cc``), kept to compare with their
+Fig. 22 (``LoRaParams.rule``)::
+
+    T_preamble     = (8 + 4.25) T_sym                         (n_preamble fixed at 8)
+    payloadSymbNb  = 8 + trunc((8 PL - 4 SF + 28 + 16) / (4 SF)) (CR + 4), at least 8
+    duration       = T_preamble + (8 + payloadSymbNb) T_sym   (Theader + Tpayload)
+
+with C++ integer division (truncation, where Semtech rounds up), CRC on, explicit header and
+no low-data-rate term, and PL the whole packet INET hands the radio: the MAC frame plus
+FLoRa's 1-byte ``LoRaMacFrame`` chunk (their ``DSMEPlatform.cc``, ``sendNow``:
+``setChunkLength(B(1))``) and its 16-bit ``LoRaPhyPreamble`` chunk (inetrg/flora
+``src/LoRa/LoRaRadio.cc``: ``setChunkLength(b(16))``). Beside Semtech's it adds 8 symbols and
+drops up to 5 (CR 4/5) by truncating: 3 to 8 symbols more in all.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 #: The datasheet requires low-data-rate optimisation above this symbol time (seconds).
 LOW_DATA_RATE_SYMBOL_S = 16e-3
+#: Bytes FLoRa's chunks add to the MAC frame in the ``flora`` rule (LoRaMacFrame 1 B,
+#: LoRaPhyPreamble 16 bits; see the module docstring).
+FLORA_CHUNK_BYTES = 3
 _VALID_BW_HZ = (7_800, 10_400, 15_600, 20_800, 31_250, 41_700, 62_500, 125_000, 250_000, 500_000)
 
 
@@ -58,8 +78,13 @@ class LoRaParams:
     explicit_header: bool = True
     crc: bool = True
     low_data_rate: bool | None = None
+    #: How a frame's duration is computed: ``semtech`` (the datasheet) or ``flora`` (DSME-LoRa's
+    #: simulation, see the module docstring); a registry key of :data:`AIRTIME_RULES`.
+    rule: str = "semtech"
 
     def __post_init__(self) -> None:
+        if self.rule not in AIRTIME_RULES:
+            raise ValueError(f"airtime rule {self.rule!r}: use one of {', '.join(AIRTIME_RULES)}")
         if not 6 <= self.sf <= 12:
             raise ValueError(f"spreading factor {self.sf}: LoRa supports SF6..SF12 (use 7..12)")
         if int(self.bw_hz) not in _VALID_BW_HZ:
@@ -125,13 +150,46 @@ def payload_symbol_count(params: LoRaParams, payload_bytes: int) -> int:
     return 8 + max(math.ceil(numerator / denominator) * (params.cr + 4), 0)
 
 
-def airtime(params: LoRaParams, payload_bytes: int) -> Airtime:
-    """Symbols and time on air of one frame of ``payload_bytes`` (see module docstring)."""
+def _semtech_airtime(params: LoRaParams, payload_bytes: int) -> Airtime:
     return Airtime(
         preamble_symbols=params.preamble + 4.25,
         payload_symbols=payload_symbol_count(params, payload_bytes),
         symbol_s=params.symbol_s,
     )
+
+
+def flora_payload_symbols(params: LoRaParams, payload_bytes: int) -> int:
+    """Symbols after the preamble in DSME-LoRa's simulation: ``8 + payloadSymbNb`` of
+    ``LoRaDSMETransmitter::createTransmission`` for a MAC frame of ``payload_bytes``."""
+    if payload_bytes < 0 or payload_bytes > 255:
+        raise ValueError(f"payload {payload_bytes} bytes: a LoRa payload is 0..255 bytes")
+    packet = payload_bytes + FLORA_CHUNK_BYTES
+    numerator = 8 * packet - 4 * params.sf + 28 + 16
+    denominator = 4 * params.sf
+    quotient = abs(numerator) // denominator * (1 if numerator >= 0 else -1)  # C++ int division
+    symbols = max(8 + quotient * (params.cr + 4), 8)
+    return 8 + symbols
+
+
+def _flora_airtime(params: LoRaParams, payload_bytes: int) -> Airtime:
+    return Airtime(
+        preamble_symbols=8 + 4.25,
+        payload_symbols=flora_payload_symbols(params, payload_bytes),
+        symbol_s=params.symbol_s,
+    )
+
+
+#: Frame-duration rules by name (``LoRaParams.rule``).
+AIRTIME_RULES: dict[str, Callable[[LoRaParams, int], Airtime]] = {
+    "semtech": _semtech_airtime,
+    "flora": _flora_airtime,
+}
+
+
+def airtime(params: LoRaParams, payload_bytes: int) -> Airtime:
+    """Symbols and time on air of one frame of ``payload_bytes`` (see module docstring),
+    by the params' rule (Semtech's unless ``rule="flora"``)."""
+    return AIRTIME_RULES[params.rule](params, payload_bytes)
 
 
 def time_on_air(params: LoRaParams, payload_bytes: int) -> float:

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from dticn.phy.collision import CollisionRule, Overlap
 from dticn.phy.interference import InterferenceModel
 from dticn.sim.kernel import EventKernel
 
@@ -73,11 +74,13 @@ class Medium:
     def __init__(self, kernel: EventKernel, interference: InterferenceModel,
                  sensitivity_dbm: Callable[[int], float], link_loss_db: Callable[[int, int], float],
                  *, fading_sigma_db: float = 0.0, rng: np.random.Generator | None = None,
-                 max_airtime_s: float = 10.0) -> None:
+                 max_airtime_s: float = 10.0, collision: CollisionRule | None = None) -> None:
         if fading_sigma_db and rng is None:
             raise ValueError("fading needs an rng: pass the scenario's numpy Generator")
         self.kernel = kernel
         self.interference = interference
+        #: Another collision rule (dticn.phy.collision, e.g. FLoRa's); None: ``interference``.
+        self.collision = collision
         self.sensitivity_dbm = sensitivity_dbm
         self.link_loss_db = link_loss_db
         self.fading_sigma_db = fading_sigma_db
@@ -160,9 +163,18 @@ class Medium:
                 self.stats.below_sensitivity += 1
                 self._notify("below_sensitivity", tx, address)
                 continue
-            interferers = [(o.sf, self.rssi_dbm(o.sender, address, o.power_dbm))
-                           for o in overlapping if o.sender != address]
-            if interferers and not self.interference.survives(tx.sf, rssi, interferers):
+            if self.collision is None:
+                interferers = [(o.sf, self.rssi_dbm(o.sender, address, o.power_dbm))
+                               for o in overlapping if o.sender != address]
+                lost = bool(interferers) and not self.interference.survives(
+                    tx.sf, rssi, interferers)
+            else:
+                overlaps = [Overlap(o.sf, o.start, o.end,
+                                    self.rssi_dbm(o.sender, address, o.power_dbm))
+                            for o in overlapping if o.sender != address]
+                lost = bool(overlaps) and not self.collision.survives(
+                    tx.sf, tx.start, rssi, overlaps)
+            if lost:
                 self.stats.collisions += 1
                 self._notify("collision", tx, address)
                 continue

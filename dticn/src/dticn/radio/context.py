@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dticn.energy.model import EnergyConfig
 from dticn.energy.profiles import EnergyProfile, load_energy_profile
@@ -11,6 +11,7 @@ from dticn.mac.config import MacConfig
 from dticn.mac.gts import ALLOCATORS, Direction, GtsTable
 from dticn.phy.airtime import LoRaParams, time_on_air
 from dticn.phy.channels import ChannelPlan
+from dticn.phy.collision import CollisionRule, make_collision_rule
 from dticn.phy.config import load_phy_config
 from dticn.phy.interference import InterferenceModel
 from dticn.phy.propagation import LogDistancePathLoss, sensitivity_dbm
@@ -40,6 +41,9 @@ class RadioContext:
     energy_profile: EnergyProfile
     #: Duty-cycle rule of the nodes' radios (the scenario's CAP plan).
     node_duty_rule: str = "off-time"
+    #: Collision rule of the event engine's medium; None: ``interference`` (ours). Set by
+    #: :func:`with_flora_phy` to compare with DSME-LoRa's simulation.
+    collision: CollisionRule | None = None
 
     def margin_db(self, node: int) -> float:
         """Link margin of node <-> gateway above sensitivity (mean, without fading)."""
@@ -95,6 +99,24 @@ def build_context(s: Scenario) -> RadioContext:
     return RadioContext(s, phy, plan, mac, energy, interference, sens, topology, table,
                         data_toa, ack_toa, time_on_air(phy, mac.beacon_bytes), profile,
                         cap_plan.node_duty_rule)
+
+
+def with_flora_phy(ctx: RadioContext, *, collision: str = "ours",
+                   airtime: str = "semtech") -> RadioContext:
+    """``ctx`` with another collision rule and/or frame-duration rule (by name:
+    :data:`~dticn.phy.collision.COLLISION_RULES`, :data:`~dticn.phy.airtime.AIRTIME_RULES`),
+    as DSME-LoRa's simulation has them (``flora``). Only ``dticn validate`` asks for these;
+    scenarios keep ours, so no scenario field (and no pinned result) changes."""
+    s = ctx.scenario
+    if airtime != ctx.phy.rule:
+        ctx.phy = replace(ctx.phy, rule=airtime)
+        ctx.data_toa_s = time_on_air(ctx.phy, s.payload_bytes + ctx.mac.data_overhead)
+        ctx.ack_toa_s = time_on_air(ctx.phy, ctx.mac.ack_bytes)
+        ctx.beacon_toa_s = time_on_air(ctx.phy, ctx.mac.beacon_bytes)
+    if collision != "ours":
+        ctx.collision = make_collision_rule(collision, ctx.interference, s.bw_hz,
+                                            load_phy_config(s.phy_config))
+    return ctx
 
 
 def smallest_mo_that_fits(s: Scenario) -> int:

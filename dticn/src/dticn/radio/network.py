@@ -50,7 +50,8 @@ class RadioNetwork:
         self.kernel = EventKernel()
         self.medium = Medium(self.kernel, ctx.interference, ctx.sensitivity.__getitem__,
                              ctx.topology.loss_db, fading_sigma_db=s.fading_sigma_db,
-                             rng=np.random.default_rng([s.seed, 424242]))
+                             rng=np.random.default_rng([s.seed, 424242]),
+                             collision=ctx.collision)
         self.medium.observers.append(self._medium_event)
         gw_radio = CoordinatorRadio(GATEWAY, self.kernel, self.medium, s.sf, s.tx_power_dbm)
         self.gateway = DsmeCoordinator(
