@@ -90,3 +90,31 @@ def test_from_json_rebuilds_page_and_figures(quick_run: tuple[Path, str], tmp_pa
     bad.write_text('{"a": 1}')
     refused = CliRunner().invoke(build_app(), ["validate", "--from-json", str(bad)])
     assert refused.exit_code != 0 and "not a report of dticn validate" in refused.output
+
+
+def test_rerun_needs_a_report_and_a_known_part(quick_run: tuple[Path, str],
+                                               tmp_path: Path) -> None:
+    alone = CliRunner().invoke(build_app(), ["validate", "--rerun", "fig22-sensitivity",
+                                             "--out", str(tmp_path)])
+    assert alone.exit_code != 0 and "--rerun needs --from-json" in alone.output
+    assert "Traceback" not in alone.output
+    unknown = CliRunner().invoke(build_app(), [
+        "validate", "--from-json", str(quick_run[0] / "dticn-validation.json"),
+        "--rerun", "table5", "--out", str(tmp_path)])
+    assert unknown.exit_code != 0 and "cannot rerun table5" in unknown.output
+    assert "fig22-sensitivity" in unknown.output
+
+
+def test_sensitivity_rows_name_their_seeds(quick_run: tuple[Path, str]) -> None:
+    from dticn.radio.validation import markdown
+
+    doc = json.loads((quick_run[0] / "dticn-validation.json").read_text())
+    points = {p: {"delivery": 0.5, "theirs": 0.6, "p50_s": 1.0, "under_10s": 1.0,
+                  "queue_drops": 0} for p in ("100/80", "100/40", "300/80", "300/40")}
+    doc["fig22_sensitivity"] = [
+        {"setting": "old row", "source": "s", "points": points, "max_gap_points": 10.0},
+        {"setting": "FLoRa row", "source": "s", "seeds": 3, "points": points,
+         "max_gap_points": 10.0}]
+    page = markdown(doc, command="dticn validate")
+    assert "| old row | 0.500 (1.0 s)" in page
+    assert "| FLoRa row (3 seeds) | 0.500 (1.0 s)" in page

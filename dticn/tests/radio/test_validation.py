@@ -42,3 +42,28 @@ def test_rings_topology_puts_the_gateway_on_their_sinks_arc() -> None:
     assert np.hypot(*topo.positions[0]) == pytest.approx(100.0)
     far = max(range(1, 301), key=lambda i: topo.loss_db(GATEWAY, i))
     assert topo.loss_db(GATEWAY, far) > topo.loss_db(GATEWAY, 1)  # sources beyond the centre
+
+
+def test_flora_phy_reading_reaches_the_medium_and_the_mac() -> None:
+    """with_flora_phy: the event engine's medium judges with FLoRa's rule and every frame
+    lasts as in their simulator; the scenario (and so pinned results) is untouched."""
+    from dticn.phy.airtime import LoRaParams, time_on_air
+    from dticn.phy.collision import FloraCollision
+    from dticn.radio.context import build_context, with_flora_phy
+    from dticn.radio.network import RadioNetwork
+    from dticn.radio.scenario import Scenario
+
+    s = Scenario(nodes=3, duration_s=120.0, traffic="poisson:40s", slot="cap",
+                 cap_plan="dsme-lora", payload_bytes=16, radius_m=10.0, engine="events")
+    plain = build_context(s)
+    assert plain.collision is None and plain.phy.rule == "semtech"
+    ctx = with_flora_phy(build_context(s), collision="flora", airtime="flora")
+    psdu = 16 + ctx.mac.data_overhead
+    assert ctx.data_toa_s == time_on_air(LoRaParams(sf=7, rule="flora"), psdu)
+    assert ctx.data_toa_s > plain.data_toa_s and ctx.ack_toa_s > plain.ack_toa_s
+    net = RadioNetwork(s, ctx)
+    assert isinstance(net.medium.collision, FloraCollision)
+    result = net.run()
+    assert result.summary()["generated"] > 0
+    with pytest.raises(ValueError, match="unknown collision rule"):
+        with_flora_phy(build_context(s), collision="aloha")
