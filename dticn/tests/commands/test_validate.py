@@ -118,3 +118,27 @@ def test_sensitivity_rows_name_their_seeds(quick_run: tuple[Path, str]) -> None:
     page = markdown(doc, command="dticn validate")
     assert "| old row | 0.500 (1.0 s)" in page
     assert "| FLoRa row (3 seeds) | 0.500 (1.0 s)" in page
+    assert "with FLoRa's own PHY" not in page
+
+
+def test_in_short_reports_floras_phy_from_the_numbers(quick_run: tuple[Path, str]) -> None:
+    from dticn.radio.validation import FLORA_BOTH, FLORA_RULE, markdown
+
+    doc = json.loads((quick_run[0] / "dticn-validation.json").read_text())
+    ours = {r["item"].split(", ", 1)[1]: r["ours"] for r in doc["sections"]["fig22_layout"]
+            ["rows"] if r["item"].startswith("CAP delivery")}
+
+    def row(setting: str, shift: float, gap: float) -> dict:
+        points = {f"{k.split()[0]}/{k.split('/')[1].split()[0]}":
+                  {"delivery": v + shift, "theirs": 0.5, "p50_s": 1.0, "under_10s": 1.0,
+                   "queue_drops": 0} for k, v in ours.items()}
+        return {"setting": setting, "source": "s", "seeds": 3, "points": points,
+                "max_gap_points": gap}
+
+    doc["fig22_sensitivity"] = [row(FLORA_RULE, 0.05, 20.0), row(FLORA_BOTH, 0.0, 12.0)]
+    page = markdown(doc, command="dticn validate")
+    assert "largest gap 12.0 points): the 10-point target stays unmet." in page
+    assert "gives more delivery than ours at 4 of 4 points" in page
+    doc["fig22_sensitivity"] = [row(FLORA_RULE, -0.05, 20.0), row(FLORA_BOTH, 0.0, 9.0)]
+    page = markdown(doc, command="dticn validate")
+    assert "all four within 10 points" in page and "at 0 of 4 points" in page
