@@ -45,7 +45,9 @@ def gateway(
     status_every: float = typer.Option(10.0, help="Wall seconds between lag log lines."),
     pcap: str = typer.Option(
         "", "--pcap", help="Write every face's NDN frames (LoRa faces included) to this pcap "
-        "file, NDN over UDP 6363 (wall-clock timestamps)."
+        "file, NDN over UDP 6363 (wall-clock timestamps), and every simulated LoRa frame "
+        "(beacons, data, ACKs) to a second file with -lora before the suffix (gw.pcap: "
+        "gw-lora.pcap), IEEE 802.15.4, timestamped with the emulated time from 0."
     ),
 ) -> None:
     """Run a gateway whose Internet side is real sockets and whose LoRa side is emulated.

@@ -61,6 +61,11 @@ def radio_command(
     png_out: Path | None = typer.Option(None, "--png",
                                         help="Figure path (default: next to --json)."),
     rows: int = typer.Option(20, "--rows", help="Node rows shown in the table."),
+    pcap: Path | None = typer.Option(
+        None, "--pcap", help="Write every LoRa frame (beacons, data, ACKs, association "
+        "commands) to this pcap file as IEEE 802.15.4 (LINKTYPE_IEEE802_15_4_NOFCS), "
+        "timestamped with the simulated time from 0. Runs the event engine (--engine auto "
+        "becomes events; batch is refused: it simulates no frames)."),
 ) -> None:
     """Simulate one gateway and its nodes; print a per-node table, write JSON and a PNG."""
     from rich.console import Console
@@ -73,7 +78,7 @@ def radio_command(
     from dticn.radio.scenario import Scenario, parse_duration
 
     console = Console(stderr=True)
-    for path in (json_out, png_out):
+    for path in (json_out, png_out, pcap):
         if path is not None:  # an unusable output path fails now, not after the simulation
             path.parent.mkdir(parents=True, exist_ok=True)
     changes: dict[str, Any] = {
@@ -109,6 +114,12 @@ def radio_command(
             scenario = scenario.with_(bo=bo)
     except (ValueError, OSError) as exc:
         raise typer.BadParameter(str(exc)) from exc
+    if pcap is not None:
+        if scenario.engine == "batch":
+            raise typer.BadParameter("the batched engine simulates no frames to trace; drop "
+                                     "--engine batch (or give --engine events)",
+                                     param_hint="--pcap")
+        scenario = scenario.with_(engine="events")
 
     timing_msf = 960 * 2**scenario.mo * 1e-3
     from dticn.radio.traffic import parse_traffic
@@ -123,9 +134,15 @@ def radio_command(
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("run", total=1.0)
         try:
-            result = run(scenario, progress=lambda f: bar.update(task, completed=f))
+            if pcap is None:
+                result = run(scenario, progress=lambda f: bar.update(task, completed=f))
+            else:
+                result, traced = _run_traced(scenario, pcap,
+                                             lambda f: bar.update(task, completed=f))
         except ValueError as exc:
             raise typer.BadParameter(str(exc)) from exc
+    if pcap is not None:
+        console.print(f"wrote {pcap} ({traced} LoRa frames, IEEE 802.15.4)")
 
     summary = result.summary()
     table = Table(title=f"{scenario.nodes} nodes, {scenario.duration_s / 86400:g} d, "
@@ -165,6 +182,21 @@ def radio_command(
     if png_out is not None:
         plot_run(result, build_context(scenario).table, png_out)
         out.print(f"wrote {png_out}")
+
+
+def _run_traced(scenario: Any, path: Path, progress: Any) -> tuple[Any, int]:
+    """Run the event engine with every frame on its medium traced to ``path``; returns the
+    result and the frames written."""
+    from dticn.net.lora_pcap import trace_radio
+    from dticn.radio.network import RadioNetwork
+
+    network = RadioNetwork(scenario)
+    trace = trace_radio(network, str(path))
+    try:
+        result = network.run(progress)
+    finally:
+        trace.close()
+    return result, trace.frames
 
 
 def register(app: typer.Typer) -> None:

@@ -41,9 +41,18 @@ def reproduce(
         "artifact), switch one difference at a time to the other profile's value; prints "
         "success, p50, LoRa frames per item and lifetime per variant, writes --json and a "
         "heat map (PNG next to the JSON, or sensitivity.png in --plots)."),
+    pcap: Path | None = typer.Option(
+        None, "--pcap", help="Directory for pcap traces, two per run: "
+        "<config>-s<seed>[-<profile>][-loss<p>]-lora.pcap (every LoRa frame, IEEE "
+        "802.15.4) and -ndn.pcap (the gateway's NDN packets, NDN over UDP 6363), both "
+        "timestamped with the simulated time from 0."),
 ) -> None:
     """Run every configuration over several seeds; print the table, write JSON and plots."""
     if sensitivity:
+        if pcap is not None:
+            raise typer.BadParameter("the sensitivity study's runs are not traced; drop "
+                                     "--pcap (or run without --sensitivity)",
+                                     param_hint="--pcap")
         if energy_profile is not None:
             raise typer.BadParameter("the sensitivity study switches the energy profile "
                                      "itself (its energy row); drop --energy-profile",
@@ -55,7 +64,8 @@ def reproduce(
         return
     run_reproduce(quick=quick, seeds=seeds, duration=duration, loss=loss, configs=configs,
                   battery_mah=battery_mah, workers=workers, json_out=json_out, plots=plots,
-                  profiles=profile, cap_rx=cap_rx, energy_profile=energy_profile)
+                  profiles=profile, cap_rx=cap_rx, energy_profile=energy_profile,
+                  pcap=pcap)
 
 
 def _config_names(configs: str | None) -> list[str]:
@@ -144,7 +154,7 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
                   battery_mah: float | None = None, workers: int | None = None,
                   json_out: Path | None = None, plots: Path | None = None,
                   profiles: list[str] | None = None, cap_rx: bool | None = None,
-                  energy_profile: str | None = None) -> None:
+                  energy_profile: str | None = None, pcap: Path | None = None) -> None:
     """Plain-Python entry (what ``dticn demo`` calls): same arguments as the command."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -170,7 +180,7 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     if energy_profile is not None and energy_profile not in ENERGY_PROFILES:
         raise typer.BadParameter(f"unknown energy profile {energy_profile!r}; known: "
                                  f"{list(ENERGY_PROFILES)}", param_hint="--energy-profile")
-    for directory in (json_out.parent if json_out is not None else None, plots):
+    for directory in (json_out.parent if json_out is not None else None, plots, pcap):
         if directory is not None:  # an unusable output path fails now, not after the runs
             directory.mkdir(parents=True, exist_ok=True)
     exps = [Experiment(config=c, seed=s, duration_s=window, loss=p, battery_mah=battery_mah,
@@ -181,7 +191,10 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task(f"{len(exps)} runs", total=len(exps))
         rows = run_many(exps, workers=workers,
-                        progress=lambda done, total: bar.update(task, completed=done))
+                        progress=lambda done, total: bar.update(task, completed=done),
+                        pcap_dir=None if pcap is None else str(pcap))
+    if pcap is not None:
+        console.print(f"wrote {2 * len(exps)} pcap traces to {pcap}")
     by_profile: dict[str, dict[float, list[dict[str, Any]]]] = {}
     for prof in profs:
         by_profile[prof] = {p: [aggregate([r for r in rows if r["config"] == c and r["loss"] == p

@@ -43,6 +43,7 @@ from dticn.emulation.scenario import EdgeScenario
 from dticn.links.endpoint import Endpoint
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.listen import ListenUri, open_connection, open_listener
+from dticn.net.lora_pcap import lora_path, trace_radio
 from dticn.net.pcap import trace_forwarder
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name, name_from_str
@@ -102,7 +103,9 @@ async def serve_gateway(
 
     ``pcap`` traces every face of the gateway's forwarder, the simulated LoRa faces
     included, as NDN over UDP (:mod:`dticn.net.pcap`; wall-clock timestamps, not the
-    simulated ones).
+    simulated ones), and every simulated LoRa frame as IEEE 802.15.4 in a second file,
+    ``-lora`` before the suffix (:mod:`dticn.net.lora_pcap`; virtual seconds since the
+    edge was built, the kernel's time, not the wall clock).
     """
     if not listen:
         raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
@@ -110,6 +113,7 @@ async def serve_gateway(
     gw = EmulatedGateway(scenario, time_scale=time_scale, wire_time=wire_time)
     fw = gw.edge.gateway_fw
     writer = trace_forwarder(fw, pcap) if pcap else None
+    lora_trace = trace_radio(gw.edge.radio, lora_path(pcap)) if pcap else None
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -166,6 +170,9 @@ async def serve_gateway(
         if writer is not None:
             writer.close()
             log.info("pcap %s: %d frames", pcap, writer.frames)
+        if lora_trace is not None and pcap:
+            lora_trace.close()
+            log.info("pcap %s: %d LoRa frames", lora_path(pcap), lora_trace.frames)
     return gw
 
 

@@ -31,6 +31,8 @@ from dticn.links.endpoint import Endpoint
 from dticn.links.internet import InternetLink
 from dticn.links.observer import PacketCounter
 from dticn.mac.platform import MacEvent
+from dticn.net.lora_pcap import LoRaTrace, trace_radio
+from dticn.net.pcap import PcapWriter, trace_forwarder
 from dticn.packets.name import Name, name_from_str
 from dticn.packets.tlv import encode_tlv
 from dticn.profiles import Profile, get_profile
@@ -112,9 +114,16 @@ def radio_scenario(exp: Experiment) -> Scenario:
 
 
 class World:
-    """Everything of one run, wired and scheduled; :meth:`run` advances the kernel."""
+    """Everything of one run, wired and scheduled; :meth:`run` advances the kernel.
 
-    def __init__(self, exp: Experiment, config: SchemeConfig | None = None) -> None:
+    ``pcap``: a path stem; the run writes ``<pcap>-lora.pcap`` (every LoRa frame, IEEE
+    802.15.4) and ``<pcap>-ndn.pcap`` (every face of the gateway's forwarder, NDN over UDP
+    6363), both stamped with the simulated time from 0 (:mod:`dticn.net.lora_pcap`,
+    :mod:`dticn.net.pcap`). :meth:`run` flushes them, :meth:`close_traces` closes them.
+    """
+
+    def __init__(self, exp: Experiment, config: SchemeConfig | None = None, *,
+                 pcap: str | None = None) -> None:
         self.exp = exp
         self.profile = profile = experiment_profile(exp)
         self.config = cfg = config or get_config(exp.config)
@@ -190,6 +199,11 @@ class World:
                                     lifetime_s=cfg.consumer[0],
                                     deadline_s=max(cfg.deadline_s, 4 * msf))
         self._scheduled = False
+        self.traces: list[LoRaTrace | PcapWriter] = []
+        if pcap is not None:
+            self.traces = [trace_radio(self.radio, f"{pcap}-lora.pcap"),
+                           trace_forwarder(self.gateway_fw, f"{pcap}-ndn.pcap",
+                                           clock=kernel.now)]
 
     @property
     def forwarders(self) -> dict[str, Forwarder]:
@@ -221,6 +235,13 @@ class World:
         """Advance virtual time (to the horizon by default)."""
         self.schedule()
         self.kernel.run(until=self.horizon_s if until is None else until)
+        for trace in self.traces:
+            trace.flush()
+
+    def close_traces(self) -> None:
+        """Close the pcap files (``pcap`` given); the run's frames are all in them."""
+        for trace in self.traces:
+            trace.close()
 
     def temporary_state(self) -> dict[str, int]:
         """Everything that must have expired after a quiet period (tests check it is 0)."""
