@@ -43,8 +43,8 @@ from dticn.emulation.scenario import EdgeScenario
 from dticn.links.endpoint import Endpoint
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.listen import ListenUri, open_connection, open_listener
-from dticn.net.lora_pcap import lora_path, trace_radio
-from dticn.net.pcap import trace_forwarder
+from dticn.net.lora_pcap import LoRaTrace, lora_path, trace_radio
+from dticn.net.pcap import PcapWriter, trace_forwarder
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name, name_from_str
 
@@ -144,7 +144,8 @@ async def serve_gateway(
         log.info("emulating the LoRa edge: scheme %s, %d nodes %s, time scale %g, seed %d",
                  scenario.scheme, scenario.nodes, " ".join(scenario.node_prefixes()),
                  time_scale, scenario.seed)
-        reporter = asyncio.ensure_future(_report(gw, status_every_s))
+        traces = [t for t in (writer, lora_trace) if t is not None]
+        reporter = asyncio.ensure_future(_report(gw, status_every_s, traces))
         while not gw.edge.all_registered and gw.driver.now() < ready_timeout_s:
             if stop.is_set():
                 break
@@ -176,10 +177,14 @@ async def serve_gateway(
     return gw
 
 
-async def _report(gw: EmulatedGateway, every_s: float) -> None:
-    """Log virtual time and lag now and then (what an operator watches)."""
+async def _report(gw: EmulatedGateway, every_s: float,
+                  traces: Sequence[PcapWriter | LoRaTrace] = ()) -> None:
+    """Log virtual time and lag now and then (what an operator watches); flush the pcap
+    traces as often (a reader may open them while the gateway runs)."""
     while True:
         await asyncio.sleep(every_s)
+        for trace in traces:
+            trace.flush()
         s = gw.driver.status()
         log.info("virtual t=%.1f s, events %d, lag mean %.3f s max %.3f s (virtual)",
                  s["virtual_now_s"], s["events"], s["lag_mean_s"], s["lag_max_s"])
