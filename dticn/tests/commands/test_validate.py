@@ -138,7 +138,7 @@ def test_in_short_reports_floras_phy_from_the_numbers(quick_run: tuple[Path, str
     doc["fig22_sensitivity"] = [row(FLORA_RULE, 0.05, 20.0), row(FLORA_BOTH, 0.0, 12.0)]
     page = markdown(doc, command="dticn validate")
     assert "largest gap 12.0 points): the 10-point target stays unmet." in page
-    assert "gives more delivery than ours at 4 of 4 points" in page
+    assert "than our rule in the same layout and channel (section below) at 4 of 4 points" in page
     doc["fig22_sensitivity"] = [row(FLORA_RULE, -0.05, 20.0), row(FLORA_BOTH, 0.0, 9.0)]
     page = markdown(doc, command="dticn validate")
     assert "all four within 10 points" in page and "at 0 of 4 points" in page
