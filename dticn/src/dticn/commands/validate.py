@@ -19,8 +19,8 @@ def validate_command(
         "command wrote, without running anything."),
     rerun_parts: list[str] = typer.Option(
         [], "--rerun", help="With --from-json: run this part again (fig22, fig22-layout, "
-        "fig22-sensitivity; repeatable), keep the JSON's other numbers, and write the "
-        "JSON, page and figures anew."),
+        "fig22-sensitivity, fig22-sensitivity-missing; repeatable), keep the JSON's other "
+        "numbers, and write the JSON, page and figures anew."),
 ) -> None:
     """Regenerate DSME-LoRa's Table 5, 7, 8, Fig. 22 and 23 with our simulator and model."""
     from rich.console import Console

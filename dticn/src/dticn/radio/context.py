@@ -44,6 +44,9 @@ class RadioContext:
     #: Collision rule of the event engine's medium; None: ``interference`` (ours). Set by
     #: :func:`with_flora_phy` to compare with DSME-LoRa's simulation.
     collision: CollisionRule | None = None
+    #: Peer-to-peer CAP traffic (DSME-LoRa's Fig. 22 simulation): each source's sink address,
+    #: sinks being listeners of their own beside the coordinator; None: all to the gateway.
+    sink_of: dict[int, int] | None = None
 
     def margin_db(self, node: int) -> float:
         """Link margin of node <-> gateway above sensitivity (mean, without fading)."""

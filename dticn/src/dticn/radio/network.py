@@ -21,6 +21,7 @@ from dticn.energy.model import EnergyMeter
 from dticn.mac.coordinator import DsmeCoordinator
 from dticn.mac.device import DsmeDevice
 from dticn.mac.frames import RxMeta
+from dticn.mac.gts import GtsTable
 from dticn.mac.platform import MacEvent, Platform
 from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.medium import Medium, Transmission
@@ -80,6 +81,21 @@ class RadioNetwork:
             self.medium.attach(i, dev)
             self.devices[i] = dev
             self.meters[i] = meter
+        # Sinks of peer-to-peer CAP traffic (ctx.sink_of): coordinators that never beacon,
+        # listening in the CAP and ACKing their sources' frames.
+        self._dest: dict[int, int] = dict(ctx.sink_of or {})
+        self.sinks: dict[int, DsmeCoordinator] = {}
+        for sink in sorted(set(self._dest.values())):
+            radio_s = CoordinatorRadio(sink, self.kernel, self.medium, s.sf, s.tx_power_dbm)
+            node = DsmeCoordinator(
+                sink,
+                Platform(self.kernel, random.Random(s.seed * 1_000_003 + sink), radio_s,
+                         ctx.phy, DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle,
+                                                   rule="window")),
+                ctx.mac, GtsTable(ctx.mac.timing, channels=s.channels), allocator=s.allocator)
+            node.on_receive = self._gateway_rx
+            self.medium.attach(sink, node, always=True)
+            self.sinks[sink] = node
         self._arrivals: dict[int, np.ndarray] = {}
         self._latencies: dict[int, list[float]] = {i: [] for i in self.devices}
         # Frames per node by kind, for the per-event energy profiles.
@@ -96,7 +112,8 @@ class RadioNetwork:
         k = int(self._order_k[index])
         payload = k.to_bytes(4, "big") + bytes(max(self.s.payload_bytes - 4, 0))
         self.stats[node].generated += 1
-        self.devices[node].send(GATEWAY, payload[: max(self.s.payload_bytes, 4)],
+        self.devices[node].send(self._dest.get(node, GATEWAY),
+                                payload[: max(self.s.payload_bytes, 4)],
                                 slot=self.s.slot)
         if index + 1 < len(self._order_time):
             self.kernel.call_at(float(self._order_time[index + 1]), self._generate, index + 1)

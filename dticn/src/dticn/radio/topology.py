@@ -83,6 +83,20 @@ class Topology:
         return cls(positions, path_loss, seed, shadowing)
 
 
+    @classmethod
+    def rings_with_sinks(cls, nodes: int, spacing_m: float, path_loss: LogDistancePathLoss,
+                         seed: int, *, sinks: int = 15, shadowing: bool = True) -> Topology:
+        """DSME-LoRa's Fig. 22 layout with their sinks as receivers of their own
+        (inetrg/dsme_lora e94c7e5, ``s_<N>_a_15_aps_1.ini``): hosts 0..N-1 are the sources,
+        N..N+14 the sinks, host 0 also the PAN coordinator (beacon source) at the centre.
+        Ours: address 0 the coordinator at the centre, 1..N the sources on hosts 0..N-1
+        (source 1 shares the centre with it), N+1..N+``sinks`` the sinks."""
+        hosts = concentric_positions(nodes + sinks, spacing_m)
+        positions = np.zeros((nodes + sinks + 1, 2))
+        positions[1:] = hosts
+        return cls(positions, path_loss, seed, shadowing)
+
+
 def concentric_positions(hosts: int, spacing_m: float) -> np.ndarray:
     """INET's StaticConcentricMobility: host 0 at the centre, ring k (radius k x spacing)
     holding floor(2 pi k) hosts, filled in index order."""

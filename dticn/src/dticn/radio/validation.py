@@ -278,7 +278,9 @@ def _cap_point(nodes: int, interval: int, seeds: int, horizon_s: float, *,
                layout: str = "disc", collision: str = "ours", airtime: str = "semtech",
                **kw: Any) -> dict[str, float]:
     """CAP traffic at one Fig. 22 point; ``layout="rings"``: their hosts' rings
-    (:meth:`~dticn.radio.topology.Topology.rings`) instead of our disc; ``collision`` and
+    (:meth:`~dticn.radio.topology.Topology.rings`) instead of our disc; ``"sinks"``: the same
+    rings with their 15 sinks receiving (each source sends to a sink drawn at random, the
+    coordinator at the centre only beacons: :meth:`Topology.rings_with_sinks`); ``collision`` and
     ``airtime`` ``"flora"``: their simulator's collision rule and frame duration
     (:func:`~dticn.radio.context.with_flora_phy`)."""
     generated = delivered = drops = 0
@@ -292,6 +294,12 @@ def _cap_point(nodes: int, interval: int, seeds: int, horizon_s: float, *,
         if layout == "rings":
             ctx.topology = Topology.rings(nodes, 10.0, ctx.topology.path_loss, s.seed,
                                           shadowing=s.shadowing)
+        elif layout == "sinks":
+            ctx.topology = Topology.rings_with_sinks(nodes, 10.0, ctx.topology.path_loss,
+                                                     s.seed, sinks=FIG22_SINKS,
+                                                     shadowing=s.shadowing)
+            draw = np.random.default_rng([s.seed, 2206]).integers(0, FIG22_SINKS, size=nodes)
+            ctx.sink_of = {i: nodes + 1 + int(k) for i, k in enumerate(draw, start=1)}
         ctx = with_flora_phy(ctx, collision=collision, airtime=airtime)
         result = RadioNetwork(s, ctx).run()
         summary = result.summary()
@@ -430,6 +438,17 @@ FLORA_SENSITIVITY: tuple[tuple[str, str, dict[str, Any]], ...] = (
      {"layout": "rings", **THEIR_CHANNEL, "airtime": "flora"}),
     (FLORA_BOTH, FLORA_RX + "; " + FLORA_TOA,
      {"layout": "rings", **THEIR_CHANNEL, "collision": "flora", "airtime": "flora"}),
+    ("their layout and channel, their 15 sinks (peer to peer)",
+     SIM_SOURCE + ", s_100_a_15_aps_1.ini / s_300_a_15_aps_1.ini",
+     {"layout": "sinks", **THEIR_CHANNEL}),
+    ("their layout and channel, their 15 sinks, FLoRa's collision rule and frame duration",
+     SIM_SOURCE + "; " + FLORA_RX + "; " + FLORA_TOA,
+     {"layout": "sinks", **THEIR_CHANNEL, "collision": "flora", "airtime": "flora"}),
+    ("their stored configuration (layout, channel, 15 sinks, CSMA/CA, unconfirmed) with "
+     "FLoRa's collision rule and frame duration",
+     SIM_SOURCE + "; " + FLORA_RX + "; " + FLORA_TOA,
+     {"layout": "sinks", **THEIR_CHANNEL, "cap_plan": "dsme-lora-sim", "cap_ack": False,
+      "collision": "flora", "airtime": "flora"}),
     ("their stored configuration (layout, channel, CSMA/CA, unconfirmed) with FLoRa's "
      "collision rule and frame duration", SIM_SOURCE + "; " + FLORA_RX + "; " + FLORA_TOA,
      {"layout": "rings", **THEIR_CHANNEL, "cap_plan": "dsme-lora-sim", "cap_ack": False,
@@ -461,8 +480,9 @@ def fig22_sensitivity(plan: Plan, progress: Progress) -> list[dict[str, Any]]:
     return rows
 
 
-#: Parts of a report :func:`rerun` can run again, keeping the rest of the JSON.
-RERUN_PARTS = ("fig22", "fig22-layout", "fig22-sensitivity")
+#: Parts of a report :func:`rerun` can run again, keeping the rest of the JSON
+#: (``fig22-sensitivity-missing``: only the sensitivity rows the report lacks).
+RERUN_PARTS = ("fig22", "fig22-layout", "fig22-sensitivity", "fig22-sensitivity-missing")
 
 
 def rerun(doc: dict[str, Any], parts: list[str], progress: Progress | None = None
@@ -481,6 +501,14 @@ def rerun(doc: dict[str, Any], parts: list[str], progress: Progress | None = Non
             doc["sections"][key] = _section(titles[key], list(fig22(plan, say, layout=layout)))
     if "fig22-sensitivity" in parts:
         doc["fig22_sensitivity"] = fig22_sensitivity(plan, say)
+    elif "fig22-sensitivity-missing" in parts:
+        have = {r["setting"]: r for r in doc.get("fig22_sensitivity", [])}
+        rows = []
+        for table, seeds in ((SENSITIVITY, 1), (FLORA_SENSITIVITY, FLORA_SEEDS)):
+            for label, source, change in table:
+                rows.append(have.get(label) or _sensitivity_row(plan, say, label, source,
+                                                                change, seeds))
+        doc["fig22_sensitivity"] = rows
     return doc
 
 
