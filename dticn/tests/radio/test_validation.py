@@ -96,3 +96,17 @@ def test_peer_to_peer_sinks_receive_and_ack_their_sources() -> None:
     assert summary["delivered"] >= 0.9 * summary["generated"]     # short, clean links
     assert net.gateway.acks_sent == 0                             # nothing sent to it
     assert sum(sink.acks_sent for sink in net.sinks.values()) >= summary["delivered"]
+
+
+def test_rerun_missing_keeps_rows_it_has_and_orders_them_as_the_table() -> None:
+    from dticn.radio.validation import FLORA_SENSITIVITY, SENSITIVITY, rerun
+
+    labels = [label for label, _, _ in (*SENSITIVITY, *FLORA_SENSITIVITY)]
+    rows = [{"setting": label, "kept": True} for label in reversed(labels)]
+    steps: list[str] = []
+    doc = rerun({"quick": False, "sections": {}, "fig22_sensitivity": rows},
+                ["fig22-sensitivity-missing"], steps.append)
+    assert [r["setting"] for r in doc["fig22_sensitivity"]] == labels
+    assert all(r["kept"] for r in doc["fig22_sensitivity"]) and steps == []
+    with pytest.raises(ValueError, match="cannot rerun table5"):
+        rerun(doc, ["table5"])
