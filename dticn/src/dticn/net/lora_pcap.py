@@ -9,16 +9,13 @@ trace's times read as seconds into the run). Frames are encoded by
 (230, tcpdump.org's LinkType list), which Wireshark's ``wpan`` dissector reads:
 ``tshark -r f.pcap -T fields -e wpan.frame_type -e wpan.seq_no -e wpan.dst16``.
 
-Where the tap attaches: the medium tells its observers only of losses, so
-:meth:`LoRaTrace.attach` wraps the one medium's ``transmit`` (every radio sends through
-it) and records each :class:`~dticn.phy.medium.Transmission` it returns. Channel, SF and
-power are not in the 802.15.4 header; the trace has the MAC view only.
+Where the tap attaches: :meth:`LoRaTrace.attach` is an observer of the one medium every
+radio sends through, recording each :class:`~dticn.phy.medium.Transmission` the medium
+announces as ``"transmit"`` when it goes on air. Channel, SF and power are not in the
+802.15.4 header; the trace has the MAC view only.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 from dticn.mac.frames import Frame
 from dticn.mac.ieee802154 import DEFAULT_PAN_ID, SuperframeSpec, encode_frame
@@ -57,14 +54,12 @@ class LoRaTrace:
 
     def attach(self, medium: Medium) -> None:
         """Record everything ``medium`` carries from now on (see the module docstring)."""
-        transmit: Callable[..., Transmission] = medium.transmit
 
-        def traced(*args: Any, **kwargs: Any) -> Transmission:
-            tx = transmit(*args, **kwargs)
-            self.record(tx)
-            return tx
+        def on_medium(what: str, tx: Transmission, _receiver: int) -> None:
+            if what == "transmit":
+                self.record(tx)
 
-        medium.transmit = traced  # type: ignore[method-assign]
+        medium.observers.append(on_medium)
 
     def flush(self) -> None:
         """Push buffered records to the file (a reader may open it while we run)."""

@@ -91,6 +91,8 @@ class Medium:
         self._rx_on: dict[int, set[int]] = {}           # channel -> radios now in RX
         self._on_air: dict[int, list[Transmission]] = {}
         self.stats = MediumStats()
+        # Told (what, transmission, receiver): "transmit" as a frame goes on air (receiver:
+        # its destination), "below_sensitivity" and "collision" where it is lost.
         self.observers: list[Callable[[str, Transmission, int], None]] = []
 
     def attach(self, address: int, listener: Listener, *, always: bool = False) -> None:
@@ -134,6 +136,7 @@ class Medium:
             on_air[:] = [o for o in on_air if o.end >= horizon]
         on_air.append(tx)
         self.stats.frames += 1
+        self._notify("transmit", tx, dst)
         for _, listener in self._receivers(dst, sender, channel):
             if listener.listening(channel, sf, now):
                 listener.preamble(tx)
