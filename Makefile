@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-fast lint bench setup clean
+.PHONY: demo test test-fast lint bench setup clean fast
 
 setup: $(STAMP)
 
@@ -36,6 +36,18 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) pactrain/benchmarks/run_all.py
 	$(PY) dticn/benchmarks/run_all.py
+
+# Optional: dticn with its forwarder hot path compiled by mypyc (dticn/setup.py), in its
+# own venv so the pure .venv is never touched (docs/dticn-core.md "Performance"). Then e.g.
+# `build/fast-venv/bin/dticn forwarder ...`; `make test` stays the pure build.
+FASTVENV ?= build/fast-venv
+fast:
+	test -x $(FASTVENV)/bin/python || $(PYTHON) -m venv $(FASTVENV)
+	$(FASTVENV)/bin/python -m pip install --quiet -c constraints.txt "pip>=24" "setuptools>=77" mypy
+	rm -rf dticn/build  # setuptools would ship a stale extension left there
+	$(FASTVENV)/bin/python -m pip uninstall --quiet -y dticn  # else the same version is kept
+	DTICN_COMPILE=1 $(FASTVENV)/bin/python -m pip install --quiet --no-build-isolation \
+	  -c constraints.txt "./dticn[test]"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -37,7 +37,7 @@ class ForwarderCounters:
         only in :meth:`status`)."""
         out: dict[str, object] = {
             k: getattr(self, k) for k in self.__dataclass_fields__
-            if k not in ("drops", "cs_evictions", *_STATUS_ONLY)
+            if k not in ("drops", "cs_evictions") and k not in _STATUS_ONLY
         }
         out["drops"] = dict(self.drops)
         return out

@@ -105,12 +105,12 @@ class _NameTree:
         stack = [(prefix, node, iter(node.order))]
         while stack:
             name, parent, rest = stack[-1]
-            comp = next(rest, None)
-            if comp is None:
+            nxt = next(rest, None)
+            if nxt is None:
                 stack.pop()
                 continue
-            child = parent.children[comp]
-            child_name = (*name, comp)
+            child = parent.children[nxt]
+            child_name = (*name, nxt)
             if child.stored:
                 yield child_name
             if child.order:

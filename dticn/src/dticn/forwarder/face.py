@@ -38,13 +38,23 @@ import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from dticn.packets.lp import Reassembler, fragment
 
 if TYPE_CHECKING:
     from dticn.forwarder.retx import RetxPolicy
     from dticn.packets.ndn import Data, Interest
+
+T = TypeVar("T")
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # the pure build: only mypyc reads the decorator
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[T], T]:  # type: ignore[no-redef]
+        """Stand-in for mypy_extensions.mypyc_attr (see docs/dticn-core.md
+        "Performance"), so that the pure build needs no mypy_extensions."""
+        return lambda cls: cls
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +113,7 @@ class FaceCounters:
     out_fragments: int = 0
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Face:
     """Base class of every face. Subclasses implement :meth:`transmit` (and maybe
     :meth:`on_close`); everything else is shared.
@@ -204,6 +215,11 @@ class Face:
         treats packet types differently override this; the default sends the bytes."""
         self.transmit(frame)
 
+    def transmit(self, frame: bytes) -> None:
+        """Put one frame on the link; every concrete face overrides this (declared here
+        so that compiled callers, see docs/dticn-core.md "Performance", know it)."""
+        raise NotImplementedError
+
     def add_close_callback(self, callback: Callable[[Face], None]) -> None:
         """Run ``callback(face)`` once when the face closes (the face table uses it)."""
         self._close_callbacks.append(callback)
@@ -226,8 +242,15 @@ class RecordingFace(Face):
     """A face that keeps what the forwarder sent: for tests, benchmarks and the simulator
     glue that wants to inspect frames before putting them on a simulated link."""
 
-    def __init__(self, uri: str = "recording://", **kwargs: object) -> None:
-        super().__init__(uri, **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self, uri: str = "recording://", *, local_uri: str = "internal://",
+        scope: FaceScope = FaceScope.NON_LOCAL, link_type: LinkType = LinkType.POINT_TO_POINT,
+        mtu: int | None = None, sequence_width: int = 8, reassembly_timeout: float = 60.0,
+    ) -> None:
+        # Face's keywords spelled out: mypyc passes a forwarded **kwargs wrongly (see
+        # docs/dticn-core.md "Performance")
+        super().__init__(uri, local_uri, scope=scope, link_type=link_type, mtu=mtu,
+                         sequence_width=sequence_width, reassembly_timeout=reassembly_timeout)
         self.sent: list[bytes] = []
 
     def transmit(self, frame: bytes) -> None:
@@ -244,9 +267,13 @@ class CallbackFace(Face):
     (``on_transmit`` schedules delivery on the EventKernel) or an in-process app."""
 
     def __init__(
-        self, on_transmit: Callable[[bytes], None], uri: str = "callback://", **kwargs: object
+        self, on_transmit: Callable[[bytes], None], uri: str = "callback://", *,
+        local_uri: str = "internal://", scope: FaceScope = FaceScope.NON_LOCAL,
+        link_type: LinkType = LinkType.POINT_TO_POINT, mtu: int | None = None,
+        sequence_width: int = 8, reassembly_timeout: float = 60.0,
     ) -> None:
-        super().__init__(uri, **kwargs)  # type: ignore[arg-type]
+        super().__init__(uri, local_uri, scope=scope, link_type=link_type, mtu=mtu,
+                         sequence_width=sequence_width, reassembly_timeout=reassembly_timeout)
         self._on_transmit = on_transmit
 
     def transmit(self, frame: bytes) -> None:

@@ -333,6 +333,7 @@ class Forwarder:
             interest = interest.with_hop_limit(interest.hop_limit - 1)
         if interest.nonce is None:
             interest = self.renonce(interest)
+        assert interest.nonce is not None  # renonce sets one
         now = self.clock.now()
         if self.dead_nonces.find(interest.name, interest.nonce, now):
             self.on_interest_loop(in_face, interest)
@@ -531,7 +532,7 @@ class Forwarder:
             return
         entry.retx_count += 1
         self.find_strategy(entry.name).after_retransmission_timer(entry)
-        if entry.retx_timer is None and entry.retx_count < entry.retx_policy.max_retx:
+        if not entry.retx_armed and entry.retx_count < entry.retx_policy.max_retx:
             entry.retx_timer = self.clock.call_later(
                 entry.retx_policy.retx_interval, self.on_retransmission_timer, entry
             )

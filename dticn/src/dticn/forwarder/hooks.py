@@ -25,7 +25,8 @@ forwarder behaves like NFD.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, TypeVar
 
 if TYPE_CHECKING:
     from dticn.forwarder.face import Face
@@ -33,15 +34,26 @@ if TYPE_CHECKING:
     from dticn.forwarder.pit import PitEntry
     from dticn.packets.ndn import Data, Interest
 
+T = TypeVar("T")
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # the pure build: only mypyc reads the decorator
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[T], T]:  # type: ignore[no-redef]
+        """Stand-in for mypy_extensions.mypyc_attr (see docs/dticn-core.md
+        "Performance"), so that the pure build needs no mypy_extensions."""
+        return lambda cls: cls
+
 
 class UnsolicitedDataVerdict:
     """What to do with Data that no PIT entry asked for."""
 
-    DROP = "drop"
-    CACHE = "cache"
-    CACHE_PINNED = "cache-pinned"
+    DROP: Final = "drop"
+    CACHE: Final = "cache"
+    CACHE_PINNED: Final = "cache-pinned"
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ForwarderHooks:
     """Default hooks: take over nothing."""
 

@@ -74,6 +74,13 @@ class PitEntry:
         """The Interest name."""
         return self.key[0]
 
+    @property
+    def retx_armed(self) -> bool:
+        """A retransmission timer is pending. (A property, so that a caller that cleared
+        ``retx_timer`` and then let the strategy run reads it afresh: mypyc trusts the
+        narrowing of an attribute to None across calls; docs/dticn-core.md "Performance".)"""
+        return self.retx_timer is not None
+
     def cancel_timers(self) -> None:
         """Stop expiry and retransmission timers."""
         if self.expiry_timer is not None:

@@ -14,7 +14,7 @@ chosen per prefix by longest match in the forwarder's strategy-choice table.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from dticn.packets.lp import NackReason
 from dticn.packets.ndn import Interest
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 class Strategy:
     """Base strategy: subclasses override the triggers they need."""
 
-    name = "base"
+    name: ClassVar[str] = "base"
 
     def __init__(self, forwarder: Forwarder) -> None:
         self.forwarder = forwarder

@@ -16,6 +16,7 @@ packet.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from dticn.packets.tlv import (
     MAX_NDN_PACKET_SIZE,
@@ -57,10 +58,10 @@ _KNOWN_HEADERS = frozenset({
 class NackReason:
     """NackReason values (NDNLPv2)."""
 
-    NONE = 0
-    CONGESTION = 50
-    DUPLICATE = 100
-    NO_ROUTE = 150
+    NONE: Final = 0
+    CONGESTION: Final = 50
+    DUPLICATE: Final = 100
+    NO_ROUTE: Final = 150
 
 
 @dataclass(slots=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Final
 
 from dticn.packets.name import (
     TYPE_IMPLICIT_SHA256,
@@ -63,20 +64,20 @@ DEFAULT_INTEREST_LIFETIME_MS = 4000
 class ContentType:
     """MetaInfo ContentType values (NDN packet spec; NACK is the application-level one)."""
 
-    BLOB = 0
-    LINK = 1
-    KEY = 2
-    NACK = 3
+    BLOB: Final = 0
+    LINK: Final = 1
+    KEY: Final = 2
+    NACK: Final = 3
 
 
 class SignatureType:
     """SignatureInfo SignatureType values."""
 
-    DIGEST_SHA256 = 0
-    SHA256_WITH_RSA = 1
-    SHA256_WITH_ECDSA = 3
-    HMAC_WITH_SHA256 = 4
-    ED25519 = 5
+    DIGEST_SHA256: Final = 0
+    SHA256_WITH_RSA: Final = 1
+    SHA256_WITH_ECDSA: Final = 3
+    HMAC_WITH_SHA256: Final = 4
+    ED25519: Final = 5
 
 
 # Order in which Interest elements may appear (v0.3, section "Interest").

@@ -96,7 +96,7 @@ def iter_elements(
     """
     pos = start
     stop = len(buf) if end is None else end
-    out = []
+    out: list[tuple[int, int, int, int]] = []
     append = out.append
     while pos < stop:
         typ = buf[pos]
