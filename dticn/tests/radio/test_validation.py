@@ -110,3 +110,30 @@ def test_rerun_missing_keeps_rows_it_has_and_orders_them_as_the_table() -> None:
     assert all(r["kept"] for r in doc["fig22_sensitivity"]) and steps == []
     with pytest.raises(ValueError, match="cannot rerun table5"):
         rerun(doc, ["table5"])
+
+
+def test_page_shows_their_cap_timing_and_judges_it_from_the_numbers() -> None:
+    """The comparison table prints every setting with its file; the verdict follows the
+    measured rows (the committed report's, and a made-up one within 10 points)."""
+    import copy
+    import json
+    from pathlib import Path
+
+    from dticn.radio.opendsme_cap import COMPARISON
+    from dticn.radio.validation import OPENDSME_DISC, markdown
+
+    path = Path(__file__).parents[2] / "benchmarks/results/dticn-validation.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    page = markdown(doc, command="dticn validate")
+    assert "## Fig. 22: the CAP as their simulation ran it" in page
+    for setting in COMPARISON:
+        assert f"| {setting.name} | {setting.theirs} |" in page
+    assert "inetrg/openDSME de04814, mac_services/pib/dsme_phy_constants.h" in page
+    assert "the Fig. 22 CAP target stays unmet" in page
+    close = copy.deepcopy(doc)
+    for row in close["fig22_sensitivity"]:
+        if row["setting"] == OPENDSME_DISC:
+            for v in row["points"].values():
+                v["delivery"] = v["theirs"] + 0.05
+            row["max_gap_points"] = 5.0
+    assert "No faithful CAP setting" not in markdown(close, command="dticn validate")

@@ -8,6 +8,12 @@ CSMA-CA: "shall wait until the start of the CAP in the next superframe and apply
 random backoff delay"; without it every deferred node senses at the same instant). With
 ``cad_miss_prob`` a CCA on a busy channel reports idle with that probability. The radio
 sleeps through backoffs longer than its wake-up time.
+
+``cap_access="opendsme"`` runs the CAP as openDSME's ``CAPLayer`` (inetrg/openDSME
+de04814, the one DSME-LoRa's Fig. 22 simulation ran): no backoff boundaries, the backoff
+counts only the part of each CAP after which the whole transaction still fits and carries
+into the next CAP (:meth:`~dticn.mac.timing.DsmeTiming.cap_countdown`), so no deferral and no
+further draw; the frame goes out right after the CCA(s).
 """
 
 from __future__ import annotations
@@ -43,7 +49,10 @@ class CapAccess:
         self._retries = 0
         self._transmissions = 0
         self.ack_s = time_on_air(platform.phy, config.ack_bytes)
-        self.ack = AckWait(platform, 2 * config.turnaround_s + self.ack_s)
+        wait = config.ack_wait_s
+        self.ack = AckWait(platform, 2 * config.turnaround_s + self.ack_s if wait is None
+                           else wait)
+        self._unslotted = config.cap_access == "opendsme"
         self.backoff_log: list[int] = []
         #: Called instead of sleeping between steps (a node listening through the CAP).
         self.idle_policy: Callable[[], None] | None = None
@@ -134,11 +143,16 @@ class CapAccess:
         now = self.p.clock.now()
         if isinstance(action, Backoff):
             self.backoff_log.append(action.periods)
-            self._at(timing.cap_advance(now + self.cfg.wakeup_s, action.periods), self._cca)
+            if self._unslotted:
+                self._at(timing.cap_countdown(now, action.periods * timing.unit_backoff_s,
+                                              self._tail_s()), self._cca)
+            else:
+                self._at(timing.cap_advance(now + self.cfg.wakeup_s, action.periods),
+                         self._cca)
         elif isinstance(action, Cca):
-            self._at(timing.cap_advance(now, 0), self._cca)
+            self._at(now if self._unslotted else timing.cap_advance(now, 0), self._cca)
         elif isinstance(action, Transmit):
-            self._transmit_at(timing.cap_advance(now, 0))
+            self._transmit_at(now if self._unslotted else timing.cap_advance(now, 0))
         elif isinstance(action, AccessFailure):
             self.on_event("channel_access_failure", {"nb": self._csma.nb if self._csma else 0})
             self._finish(Status.CHANNEL_ACCESS_FAILURE)
@@ -163,9 +177,23 @@ class CapAccess:
             toa += 2 * self.cfg.turnaround_s + self.ack_s
         return toa
 
+    def _tail_s(self) -> float:
+        """openDSME's ``symbolsRequired() + PRE_EVENT_SHIFT`` (CAPLayer.cc, dsme_settings.h):
+        CCA 8 + the frame's ``getTotalSymbols()`` (2 symbols per byte of PSDU, preamble 4,
+        SFD 1, PHY header 1: inetrg/dsme_lora e94c7e5, src/DSMEMessage.cc) + macAckWaitDuration
+        + 10 "processing" + 12 symbols of 1 ms (their DSMEPlatform.cc); never less than our
+        own CCA and transaction."""
+        assert self._frame is not None
+        symbol = self.cfg.timing.symbol_s
+        theirs = (8 + 2 * (self._frame.psdu_bytes + 6) + 10 + 12) * symbol + self.ack.window_s
+        return max(theirs, self.cfg.timing.cca_s + self._transaction_s(self._frame))
+
     def _transmit_at(self, when: float) -> None:
         assert self._frame is not None and self._csma is not None
         timing = self.cfg.timing
+        if self._unslotted:
+            self._transmit_unslotted(when)
+            return
         if when + self._transaction_s(self._frame) > timing.cap_end_of(when) + 1e-9:
             # Does not fit in this CAP: at the start of the next one, a fresh contention
             # window after a further random backoff (6.2.5.1).
@@ -182,6 +210,18 @@ class CapAccess:
             self.p.duty.deferrals += 1
             self.on_event("duty_cycle_deferral", {"until": earliest})
             self._at(timing.cap_advance(earliest, 0), self._attempt)
+            return
+        self._at(when, self._send)
+
+    def _transmit_unslotted(self, when: float) -> None:
+        """openDSME: the backoff already left room for the transaction; only the duty cycle
+        can hold the frame back (then a fresh attempt once it allows)."""
+        earliest = self.p.duty.earliest(self.cfg.cap_channel, when)
+        if self.p.duty.enforce and earliest > when + 1e-12:
+            self.p.duty.deferrals += 1
+            self.on_event("duty_cycle_deferral", {"until": earliest})
+            self._at(self.cfg.timing.cap_countdown(earliest, 0.0, self._tail_s()),
+                     self._attempt)
             return
         self._at(when, self._send)
 

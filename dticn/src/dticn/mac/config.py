@@ -11,6 +11,9 @@ from typing import Any
 from dticn.mac.csma import CsmaParams
 from dticn.mac.timing import DsmeTiming
 
+#: CAP channel-access variants (:attr:`MacConfig.cap_access`).
+CAP_ACCESS = ("slotted", "opendsme")
+
 
 @dataclass(frozen=True)
 class MacConfig:
@@ -41,6 +44,17 @@ class MacConfig:
     #: Probability that CAD reports a busy channel as idle (DSME-LoRa's CCA is CAD, which
     #: can miss a frame in progress); 0: ideal sensing.
     cad_miss_prob: float = 0.0
+    #: How the CAP reaches the channel: ``slotted`` (IEEE 802.15.4-2015 6.2.5.1: backoff
+    #: boundaries, a deferral with a further random backoff when the transaction does not
+    #: fit) or ``opendsme`` (openDSME's CAPLayer as DSME-LoRa's simulation ran it: unslotted,
+    #: the backoff counts usable CAP time and carries over, :meth:`DsmeTiming.cap_countdown`).
+    cap_access: str = "slotted"
+    #: macAckWaitDuration from the end of the frame; None: 2 x turnaround + ACK airtime.
+    ack_wait_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.cap_access not in CAP_ACCESS:
+            raise ValueError(f"cap_access {self.cap_access!r}; known: {', '.join(CAP_ACCESS)}")
 
     @property
     def max_payload(self) -> int:

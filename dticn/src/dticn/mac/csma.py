@@ -20,13 +20,20 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class CsmaParams:
-    """macMinBE, macMaxBE, macMaxCSMABackoffs, macMaxFrameRetries (spec defaults 3/5/4/3)."""
+    """macMinBE, macMaxBE, macMaxCSMABackoffs, macMaxFrameRetries (spec defaults 3/5/4/3).
+
+    ``contention_window``: idle CCAs needed before transmitting (slotted: 2; openDSME's
+    CAPLayer transmits after one). ``backoff_offset``: unit periods added to every draw
+    (openDSME's CAPLayer waits ``aUnitBackoffPeriod * (random(0 .. 2^BE - 1) + 1)``, "+1 to
+    avoid scheduling in the past"; the standard adds none).
+    """
 
     min_be: int = 3
     max_be: int = 5
     max_backoffs: int = 4
     max_frame_retries: int = 3
     contention_window: int = 2
+    backoff_offset: int = 0
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_be <= self.max_be <= 8:
@@ -35,6 +42,9 @@ class CsmaParams:
             raise ValueError(f"macMaxCSMABackoffs={self.max_backoffs}: the standard allows 0..5")
         if not 0 <= self.max_frame_retries <= 7:
             raise ValueError(f"macMaxFrameRetries={self.max_frame_retries}: allowed 0..7")
+        if self.contention_window < 1 or self.backoff_offset < 0:
+            raise ValueError(f"need contention_window >= 1 ({self.contention_window}) and "
+                             f"backoff_offset >= 0 ({self.backoff_offset})")
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,7 @@ class SlottedCsmaCa:
         return self._backoff()
 
     def _backoff(self) -> Backoff:
-        periods = self._rng.randint(0, (1 << self.be) - 1)
+        periods = self._rng.randint(0, (1 << self.be) - 1) + self.params.backoff_offset
         self.backoffs.append(periods)
         return Backoff(periods)
 

@@ -134,6 +134,33 @@ class DsmeTiming:
             index += 1
             t = self.superframe_start(index)
 
+    def cap_countdown(self, t: float, wait_s: float, tail_s: float) -> float:
+        """Unslotted CAP time as openDSME counts a backoff (``CAPLayer::
+        actionStartBackoffTimer``, inetrg/openDSME de04814): from ``t`` (or from the next CAP's
+        start when ``t`` lies outside a CAP's usable part) count ``wait_s`` of usable CAP time
+        and return the instant reached, on no boundary. A CAP's usable part ends ``tail_s``
+        before its end (their ``symbolsRequired() + PRE_EVENT_SHIFT``: the whole transaction
+        fits after it); the count pauses outside it and carries into the next CAP, with no
+        fresh draw.
+        """
+        eps = 1e-9
+        index = math.floor(t / self.superframe_s + eps)
+        start, end = self.cap_window(index)
+        if end - start <= tail_s + 1e-6:
+            raise ValueError(f"a transaction of {tail_s:.3f} s never fits in a "
+                             f"{end - start:.3f} s CAP")
+        left = wait_s
+        while True:
+            start, end = self.cap_window(index)
+            usable_end = end - tail_s
+            here = max(t, start)
+            if here < usable_end + eps:
+                if here + left <= usable_end + eps:
+                    return here + left
+                left -= usable_end - here
+            index += 1
+            t = self.superframe_start(index)
+
     def cap_end_of(self, t: float) -> float:
         """End of the CAP containing ``t`` (``t`` must lie inside a CAP)."""
         return self.cap_window(math.floor(t / self.superframe_s + 1e-9))[1]

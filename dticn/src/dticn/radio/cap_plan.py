@@ -17,8 +17,15 @@ Two plans, one registry (:data:`CAP_PLANS`); a scenario names its plan (``cap_pl
 * ``dsme-lora-sim``: ``dsme-lora`` with the CSMA/CA settings of DSME-LoRa's own large-scale
   simulation (their Fig. 22): macMinBE 7, macMaxBE 8, macMaxCSMABackoffs 5 ("high BE",
   their Section 5.1 and 5.3; inetrg/dsme_lora e94c7e5, ``simulations/common.ini``),
-  macMaxFrameRetries 3 (the default of that simulator's ``src/DSME.ned``). Used by
-  ``dticn validate`` to measure what these settings change (docs/dticn-validation.md).
+  macMaxFrameRetries 3 (the default of that simulator's ``src/DSME.ned``), and the CAP
+  timing of the openDSME it ran (inetrg/openDSME de04814, the dsme_lora submodule):
+  ``CAPLayer`` channel access (one CCA, no backoff boundaries, ``random(0 .. 2^BE - 1) + 1``
+  unit periods counted in usable CAP time and carried over: ``cap_access="opendsme"``),
+  aTurnaroundTime 12 symbols of 1 ms (``dsme_phy_constants.h``; symbol 1 ms in their
+  ``DSMEPlatform.cc``) and macAckWaitDuration 54 ms (``PIBHelper::getAckWaitDuration``:
+  aUnitBackoffPeriod 20 + aTurnaroundTime 12 + phySHRDuration 10 + 6 x 2 symbols per octet).
+  Used by ``dticn validate`` to measure what these settings change
+  (docs/dticn-validation.md).
 """
 
 from __future__ import annotations
@@ -37,7 +44,10 @@ class CapPlan:
         cap_queue_limit: frames a node's CAP queue holds (the one in transmission
             included); more are dropped and counted (``queue_drops``). None: no limit.
         csma: CSMA/CA settings that replace ``dsme.toml``'s (``min_be``, ``max_be``,
-            ``max_backoffs``, ``max_frame_retries``); empty: the file's.
+            ``max_backoffs``, ``max_frame_retries``, ``contention_window``,
+            ``backoff_offset``); empty: the file's.
+        mac: other MAC settings that replace the file's (``cap_access``, ``turnaround_s``,
+            ``ack_wait_s``); empty: the file's.
     """
 
     name: str
@@ -45,6 +55,7 @@ class CapPlan:
     node_duty_rule: str = "off-time"
     cap_queue_limit: int | None = None
     csma: tuple[tuple[str, int], ...] = ()
+    mac: tuple[tuple[str, float | str], ...] = ()
 
 
 CAP_PLANS: dict[str, CapPlan] = {p.name: p for p in (
@@ -52,7 +63,9 @@ CAP_PLANS: dict[str, CapPlan] = {p.name: p for p in (
     CapPlan("dsme-lora", cap_channel_hz=869.525e6, node_duty_rule="window", cap_queue_limit=8),
     CapPlan("dsme-lora-sim", cap_channel_hz=869.525e6, node_duty_rule="window",
             cap_queue_limit=8,
-            csma=(("min_be", 7), ("max_be", 8), ("max_backoffs", 5), ("max_frame_retries", 3))),
+            csma=(("min_be", 7), ("max_be", 8), ("max_backoffs", 5), ("max_frame_retries", 3),
+                  ("contention_window", 1), ("backoff_offset", 1)),
+            mac=(("cap_access", "opendsme"), ("turnaround_s", 0.012), ("ack_wait_s", 0.054))),
 )}
 
 

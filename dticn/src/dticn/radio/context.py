@@ -64,7 +64,8 @@ def build_context(s: Scenario) -> RadioContext:
     cap_plan = get_cap_plan(s.cap_plan)
     mac = MacConfig.load(s.mac_config, so=s.so, mo=s.mo, bo=s.bo, cap_rx=s.cap_rx,
                          cap_queue_limit=cap_plan.cap_queue_limit, cap_ack=s.cap_ack,
-                         cad_miss_prob=s.cad_miss_prob, **dict(cap_plan.csma))
+                         cad_miss_prob=s.cad_miss_prob, **dict(cap_plan.csma),
+                         **dict(cap_plan.mac))
     if cap_plan.cap_channel_hz is not None:
         channel = plan.count + len(plan.extra_hz)
         plan = plan.with_extra(cap_plan.cap_channel_hz)
