@@ -749,10 +749,10 @@ def _opendsme_section(doc: dict[str, Any]) -> list[str]:
             higher = sum(v["delivery"] > b for v, b in zip(disc["points"].values(), base,
                                                            strict=True))
             out += ["", f"On the disc their CAP timing and CSMA/CA deliver more than our "
-                    f"`dsme-lora` plan (first section) at {higher} of {len(base)} points. Our "
-                    "reading (not measured apart): with one CCA right before the frame and no "
-                    "backoff boundaries two nodes that hear each other collide only when their "
-                    "CCAs end at the same instant; ours collide when they pick the same 20 ms "
+                    f"`dsme-lora` plan (first section) at {higher} of {len(base)} points. The "
+                    "missing backoff boundaries do it (docs/dticn-radio.md, CAP section): "
+                    "without them two nodes that hear each other collide only when their CCAs "
+                    "end at the same instant; ours collide when they pick the same 20 ms "
                     "boundary."]
         if all(r["max_gap_points"] > 10 for r in measured):
             out += ["", "No faithful CAP setting brings all four points within 10 points: the "
