@@ -28,6 +28,15 @@ from dticn.sim.kernel import EventKernel
 BROADCAST = 0xFFFF
 """Destination address of a frame for every listener (IEEE 802.15.4 broadcast)."""
 
+#: What :meth:`Medium.channel_active` senses. ``ideal``: every audible same-SF frame
+#: overlapping the window. ``inet``: as DSME-LoRa's simulation (inetrg/dsme_lora e94c7e5 on
+#: inetrg/inet 6498d24): its CCA reads the radio's reception state, and INET's Radio starts
+#: tracking a frame only if the radio was in receiver mode as it began (Radio.cc
+#: startReception, line 420); their platform puts the radio back in receiver mode as each
+#: transmission ends (DSMEPlatform.cc receiveSignal and the "receive" message), so a frame
+#: that began while the sensing node transmitted stays unseen by its later CCAs.
+CAD_RULES = ("ideal", "inet")
+
 #: Priority of end-of-frame events: before any MAC timer due at the same instant.
 END_OF_FRAME_PRIORITY = -10
 
@@ -44,6 +53,8 @@ class Transmission:
     start: float
     end: float
     frame: Any
+    #: Under ``cad_rule="inet"``: the radios transmitting as it began (deaf to it).
+    deaf: frozenset[int] = frozenset()
 
 
 class Listener(Protocol):
@@ -74,13 +85,16 @@ class Medium:
     def __init__(self, kernel: EventKernel, interference: InterferenceModel,
                  sensitivity_dbm: Callable[[int], float], link_loss_db: Callable[[int, int], float],
                  *, fading_sigma_db: float = 0.0, rng: np.random.Generator | None = None,
-                 max_airtime_s: float = 10.0, collision: CollisionRule | None = None) -> None:
+                 max_airtime_s: float = 10.0, collision: CollisionRule | None = None,
+                 cad_rule: str = "ideal") -> None:
         if fading_sigma_db and rng is None:
             raise ValueError("fading needs an rng: pass the scenario's numpy Generator")
         self.kernel = kernel
         self.interference = interference
         #: Another collision rule (dticn.phy.collision, e.g. FLoRa's); None: ``interference``.
         self.collision = collision
+        #: What a CAD senses (:data:`CAD_RULES`).
+        self.cad_rule = "ideal"
         self.sensitivity_dbm = sensitivity_dbm
         self.link_loss_db = link_loss_db
         self.fading_sigma_db = fading_sigma_db
@@ -94,6 +108,16 @@ class Medium:
         # Told (what, transmission, receiver): "transmit" as a frame goes on air (receiver:
         # its destination), "below_sensitivity" and "collision" where it is lost.
         self.observers: list[Callable[[str, Transmission, int], None]] = []
+        self.set_cad_rule(cad_rule)
+
+    def set_cad_rule(self, rule: str) -> None:
+        """Choose what a CAD senses (:data:`CAD_RULES`); before the first frame, since
+        ``inet`` needs who listened as each frame began."""
+        if rule not in CAD_RULES:
+            raise ValueError(f"cad_rule={rule!r}: use one of {', '.join(CAD_RULES)}")
+        if rule != self.cad_rule and self.stats.frames:
+            raise ValueError("cad_rule: choose it before the first frame goes on air")
+        self.cad_rule = rule
 
     def attach(self, address: int, listener: Listener, *, always: bool = False) -> None:
         """Register a receiver; ``always``: it listens by schedule, not through a radio."""
@@ -130,6 +154,8 @@ class Medium:
         it ends."""
         now = self.kernel.now()
         tx = Transmission(sender, dst, channel, sf, power_dbm, now, now + airtime_s, frame)
+        if self.cad_rule == "inet":
+            tx.deaf = self._transmitting(now)
         on_air = self._on_air.setdefault(channel, [])
         horizon = now - self._max_airtime
         if on_air and on_air[0].end < horizon:
@@ -145,13 +171,22 @@ class Medium:
 
     def channel_active(self, observer: int, channel: int, sf: int, start: float, end: float
                        ) -> bool:
-        """CAD: a same-SF frame on ``channel`` overlapping [start, end], audible at ``observer``."""
+        """CAD: a same-SF frame on ``channel`` overlapping [start, end], audible at ``observer``
+        (under ``cad_rule="inet"`` not one that began while ``observer`` transmitted)."""
+        inet = self.cad_rule == "inet"
         for o in self._on_air.get(channel, ()):
             if o.sf == sf and o.sender != observer and o.start < end and o.end > start:
+                if inet and observer in o.deaf:
+                    continue
                 loss = self.link_loss_db(o.sender, observer)
                 if o.power_dbm - loss >= self.sensitivity_dbm(o.sf):
                     return True
         return False
+
+    def _transmitting(self, now: float) -> frozenset[int]:
+        """Radios with a frame on air now, on any channel (half duplex: deaf meanwhile)."""
+        return frozenset(o.sender for frames in self._on_air.values() for o in frames
+                         if o.start <= now < o.end)
 
     def _finish(self, tx: Transmission) -> None:
         overlapping = [o for o in self._on_air.get(tx.channel, ())
