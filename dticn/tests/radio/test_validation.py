@@ -99,8 +99,7 @@ def test_peer_to_peer_sinks_receive_and_ack_their_sources() -> None:
 
 
 def test_rerun_missing_keeps_rows_it_has_and_orders_them_as_the_table() -> None:
-    from dticn.radio.validation import (FLORA_SENSITIVITY, INET_CAD_SENSITIVITY, SENSITIVITY,
-                                        rerun)
+    from dticn.radio.validation import FLORA_SENSITIVITY, INET_CAD_SENSITIVITY, SENSITIVITY, rerun
 
     labels = [label for label, _, _ in (*SENSITIVITY, *FLORA_SENSITIVITY,
                                          *INET_CAD_SENSITIVITY)]

@@ -882,7 +882,9 @@ def _inet_cad_note(doc: dict[str, Any]) -> list[str]:
     met = best["max_gap_points"] <= 10.0
     return ["Their CCA as their INET radio runs it (inetrg/dsme_lora e94c7e5, "
             "src/DSMEPlatform.cc: the CCA is idle only when the radio's reception state did not "
-            "change during its 8 symbols and reads BUSY, FLoRa's quiet state; inetrg/inet 6498d24, Radio.cc startReception: a frame is "
+            "change during its 8 symbols and reads BUSY (their comment: the LoRa radio uses BUSY "
+            "instead of IDLE); inetrg/inet "
+            "6498d24, Radio.cc startReception: a frame is "
             "tracked only if the radio was in receiver mode as it began, and their platform "
             "returns to receiver mode as each transmission ends): under `cad_rule=\"inet\"` a "
             "frame that began while the sensing node transmitted is not sensed. It moves CAP "
