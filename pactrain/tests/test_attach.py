@@ -202,7 +202,10 @@ def _run_example(name: str, launcher: str, tmp_path: Path, *extra: str) -> list[
         assert line["steps"] == 200 and line["density"] == pytest.approx(0.2, abs=1e-3)
         assert line["zero_weights"] == int(0.8 * prunable)  # pruned weights are zero
         assert line["test_accuracy"] > 0.9
-        assert line["payload_bytes_per_step"] < 0.6 * dense_bytes  # compacted on the wire
+        # Compacted on the wire. Not a tight bound: the overlap-aware policy sends a bucket
+        # dense where the backward pass hides it, and a loaded machine (slower backward,
+        # larger gaps) hides more: 100-167 KB/step measured idle, 235 KB under load.
+        assert line["payload_bytes_per_step"] < 0.85 * dense_bytes
     assert lines[0]["weights_sum"] == lines[1]["weights_sum"]  # one model on both ranks
     return lines
 
