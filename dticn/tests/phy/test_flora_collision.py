@@ -11,29 +11,16 @@ import pytest
 
 from dticn.phy.collision import FloraCollision, OursCollision, Overlap, make_collision_rule
 from dticn.phy.interference import InterferenceModel
-from dticn.phy.medium import Medium, Transmission
+from dticn.phy.medium import Medium
 from dticn.sim.kernel import EventKernel
+
+from .conftest import Ear
 
 SENS = -124.5
 GATEWAY = 0
 BW = 125_000.0
 SYMBOL_S = 128 / BW                  # SF7
 
-
-class Ear:
-    """A receiver that always listens and records what it got."""
-
-    def __init__(self) -> None:
-        self.got: list[int] = []
-
-    def listening(self, channel: int, sf: int, start: float) -> bool:
-        return True
-
-    def preamble(self, tx: Transmission) -> None:
-        pass
-
-    def deliver(self, tx: Transmission, rssi: float, margin: float) -> None:
-        self.got.append(tx.sender)
 
 
 def _run(frames: list[tuple[int, float, int, float]], loss: dict[int, float], *,
