@@ -5,7 +5,9 @@ import torch first. ``tests/test_registry.py`` checks these tuples against the r
 so they cannot drift.
 """
 
-MODEL_NAMES: tuple[str, ...] = ("digits-cnn", "gpt-tiny", "resnet18", "vit-tiny")
+MODEL_NAMES: tuple[str, ...] = (
+    "digits-cnn", "fashion-cnn", "fashion-resnet18", "gpt-tiny", "resnet18", "vit-tiny",
+)
 METHOD_NAMES: tuple[str, ...] = (
     "dense", "dgc", "fp16", "no-comm", "pactrain", "pactrain-bf16", "pactrain-fp16",
     "pactrain-fp32", "pactrain-packed", "pactrain-ternary", "powersgd", "powersgd-r1",

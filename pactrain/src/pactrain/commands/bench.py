@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import typer
+
+from pactrain.commands.train import require_data
 
 
 def _split(value: str) -> list[str]:
@@ -49,6 +52,9 @@ def bench(
     no_throttle: bool = typer.Option(False, help="Run on loopback even as root."),
     run_timeout: float = typer.Option(1800.0, help="Seconds before one run is killed."),
     seed: int = typer.Option(0, help="Seed of model init, data and compression."),
+    data_dir: Path | None = typer.Option(
+        None, help="Folder of a model's dataset files (Fashion-MNIST's four IDX files); "
+                   "default $PACTRAIN_DATA, else /usr/share/datasets/fashion-mnist."),
     clean_stale: bool = typer.Option(False, help="Only remove namespaces left by crashed "
                                      "runs, then exit."),
 ) -> None:
@@ -75,6 +81,7 @@ def bench(
     for b in bandwidths:
         if b is not None:
             netns.parse_rate(b)
+    require_data(_split(models), data_dir)
     try:
         config = BenchConfig(
             models=_split(models), methods=_split(methods), bandwidths=bandwidths,

@@ -39,6 +39,9 @@ def train(
         300.0, min=1.0, help="Seconds a collective waits for a stalled rank before the run "
                              "fails (the error names the rank)."),
     log_dir: Path | None = typer.Option(None, help="Keep each rank's log (tier decisions)."),
+    data_dir: Path | None = typer.Option(
+        None, help="Folder of a model's dataset files (Fashion-MNIST's four IDX files); "
+                   "default $PACTRAIN_DATA, else /usr/share/datasets/fashion-mnist."),
     eval_every: int = typer.Option(0, min=0, help="Also evaluate every N steps (training "
                                    "clock paused); 0: only at the end."),
     target: float | None = typer.Option(None, help="With --eval-every: stop once the "
@@ -59,6 +62,7 @@ def train(
             lookup(name)
         except KeyError as err:
             raise typer.BadParameter(str(err.args[0]), param_hint=kind) from None
+    require_data([model], data_dir)
 
     config = RunConfig(
         model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
@@ -90,6 +94,19 @@ def train(
         summary["final_payload_vs_ideal"] = (result["final_payload_bytes_per_step"]
                                              / result["ideal_payload_bytes_per_step"])
     typer.echo(json.dumps(summary, indent=2))
+
+
+def require_data(models: list[str], data_dir: Path | None) -> None:
+    """Exit 2 with one line when a model's dataset is missing, before any worker starts."""
+    from pactrain.models import check_data
+
+    try:
+        check_data(models, None if data_dir is None else str(data_dir))
+    except KeyError as err:
+        raise typer.BadParameter(str(err.args[0]), param_hint="--model") from None
+    except FileNotFoundError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -64,6 +64,9 @@ class ModelSpec:
         default_batch_size: per-rank batch size when the user gives none.
         default_lr: learning rate of the default optimizer (SGD with momentum).
         description: one line for ``--help`` and docs.
+        check_data: raises (e.g. :class:`FileNotFoundError` naming the install command)
+            when the model's data is missing; cheap, so the CLI runs it before any worker
+            starts (``None``: the data ships with a dependency).
         extra: free-form facts (parameter count, dataset size) for reports.
     """
 
@@ -77,6 +80,7 @@ class ModelSpec:
     default_batch_size: int = 32
     default_lr: float = 0.05
     description: str = ""
+    check_data: Callable[[], Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -98,3 +102,19 @@ def load_builtin_models() -> Registry[ModelSpec]:
 def get_model(name: str) -> ModelSpec:
     """Look ``name`` up after loading the built-in models (``KeyError`` lists the choices)."""
     return load_builtin_models().get(name)
+
+
+def check_data(names: list[str], data_dir: str | None = None) -> None:
+    """Raise the first model's missing-data error among ``names`` (before any worker starts).
+
+    ``data_dir`` (``--data-dir``) is exported as ``$PACTRAIN_DATA`` first, so the workers,
+    which inherit the environment, read the same folder.
+    """
+    import os
+
+    if data_dir is not None:
+        os.environ["PACTRAIN_DATA"] = str(data_dir)
+    for name in names:
+        spec = get_model(name)
+        if spec.check_data is not None:
+            spec.check_data()
