@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): constraints.txt pactrain/pyproject.toml dticn/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade "pip>=24"
-	$(PY) -m pip install --quiet -c constraints.txt -e "./pactrain[test,lightning,accelerate]" -e "./dticn[test,ray]" ruff
+	$(PY) -m pip install --quiet -c constraints.txt -e "./pactrain[test,lightning,accelerate,hf]" -e "./dticn[test,ray]" ruff
 	touch $(STAMP)
 
 demo: $(STAMP)

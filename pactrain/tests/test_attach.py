@@ -145,7 +145,7 @@ def test_attach_refuses_what_cannot_work_with_the_fix_named() -> None:
     errors = run_on_local_group(_refusals, 2)[0]
     assert "before the first forward pass" in errors["started"]
     assert "ddp_model.parameters()" in errors["optimizer"]
-    assert "no trainable Linear or Conv weight" in errors["nothing"]
+    assert "no trainable weight matrix" in errors["nothing"]
     assert "pactrain" in errors["method"] and "powersgd" in errors["method"]
     with pytest.raises(AttachError, match="DistributedDataParallel"):
         model = _model()

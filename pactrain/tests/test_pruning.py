@@ -81,7 +81,7 @@ def test_pruned_weights_and_optimizer_state_stay_exactly_zero() -> None:
 
 
 def test_model_without_prunable_layers_is_refused() -> None:
-    with pytest.raises(NothingToPruneError, match="no trainable Linear or Conv weight"):
+    with pytest.raises(NothingToPruneError, match="no trainable weight matrix"):
         GradualPruner(nn.Sequential(nn.LayerNorm(4), nn.Embedding(3, 4)), PruningConfig())
 
 

@@ -31,6 +31,7 @@ Example (a complete script: ``pactrain/examples/torchrun_minimal.py``)::
 from __future__ import annotations
 
 import logging
+import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -44,6 +45,11 @@ from pactrain.masks import MaskTracker
 from pactrain.methods import CommMethod, MethodConfig, apply_hook_momentum, get_method
 from pactrain.methods import attach as register_hook
 from pactrain.pruning import GradualPruner, PruningConfig
+from pactrain.selection import Selection, Selector
+
+#: Below this share of compacted gradient bytes, attach warns: most of the payload is dense
+#: whatever the sparsity.
+COMPACTED_WARN_BELOW = 0.5
 
 LOG = logging.getLogger(__name__)
 
@@ -143,10 +149,16 @@ class PacTrain:
         """Fraction of prunable weights kept (1.0 for methods that do not prune)."""
         return self.tracker.pruner.density() if self.tracker is not None else 1.0
 
+    def compacted_fraction(self) -> float:
+        """Share of the gradient bytes in pruned (compacted) parameters; 0.0 when nothing
+        is pruned. ``density`` speaks only of this share: the rest is sent dense."""
+        return self.tracker.pruner.compacted_fraction() if self.tracker is not None else 0.0
+
     def summary(self) -> dict[str, Any]:
         """JSON-ready facts: step, density, payload bytes per step, the method's own."""
         return {"method": self.settings.method, "step": self.step,
                 "density": self.density(),
+                "compacted_fraction": self.compacted_fraction(),
                 "payload_bytes_per_step": self.method.payload.bytes_per_step(),
                 **self.method.summary()}
 
@@ -182,11 +194,23 @@ class PacTrain:
         self._prepared_step = -1
 
 
+def warn_if_mostly_dense(selection: Selection) -> None:
+    """One warning line when under :data:`COMPACTED_WARN_BELOW` of the gradient bytes is
+    pruned (and so compacted), naming the largest dense parameters."""
+    fraction = selection.compacted_fraction()
+    if fraction >= COMPACTED_WARN_BELOW:
+        return
+    largest = ", ".join(f"{name} ({numel:,})" for name, numel in selection.largest_dense(3))
+    warnings.warn(f"pactrain prunes only {100 * fraction:.1f}% of the gradient bytes; the rest "
+                  f"goes out dense at any sparsity (largest dense: {largest}); select more "
+                  "with attach(..., prune=[patterns])", UserWarning, stacklevel=3)
+
+
 def attach(
     ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer, *,
     sparsity: float = 0.8, total_steps: int, method: str = "pactrain",
     prune_start: float = 0.1, prune_end: float = 0.6, prune_frequency: int | None = None,
-    scope: str = "global", seed: int = 0, error_feedback: bool | None = None,
+    scope: str = "global", prune: Selector = None, seed: int = 0, error_feedback: bool | None = None,
     options: dict[str, Any] | None = None, state: dict[str, Any] | None = None,
 ) -> PacTrain:
     """Prune ``ddp_model`` while it trains and compress its gradients with ``method``.
@@ -204,6 +228,13 @@ def attach(
             list them); baselines without pruning work too.
         prune_start, prune_end, prune_frequency, scope: the pruning schedule
             (:class:`~pactrain.pruning.PruningConfig`).
+        prune: which parameters to prune: ``None`` for the default rule (every trainable
+            weight matrix of a linear map: ``nn.Linear``, ``nn.Conv*``, attention's
+            ``in_proj_weight``, Hugging Face ``Conv1D``, a user's own 2-D projection;
+            embeddings, norms, biases and positional tables stay dense), or names /
+            ``fnmatch`` patterns, or a predicate ``(name, parameter) -> bool``
+            (:mod:`pactrain.selection`). Under half of the gradient bytes selected is
+            warned about in one line naming the largest dense parameters.
         seed: seeds the stochastic tiers' draws.
         error_feedback: residuals for lossy tiers (``None``: the method's default).
         options: method-specific options (e.g. ``{"rank": 2}`` for ``powersgd``).
@@ -214,8 +245,9 @@ def attach(
         AttachError: not a DDP model, no process group, training already started, the
             optimizer does not hold the model's parameters, or a world size the method
             cannot serve.
-        NothingToPruneError: a pruning method on a model with no trainable conv/linear
-            weight.
+        NothingToPruneError: a pruning method on a model with no trainable weight matrix
+            (or none that ``prune`` selects).
+        SelectionError: a malformed ``prune`` or a pattern that matches no parameter.
         KeyError: unknown ``method`` (the message lists the registered ones).
         ValueError: a bad schedule or an option the method does not read.
     """
@@ -257,8 +289,10 @@ def attach(
                           "use pactrain (adaptive) or pactrain-packed")
     settings = AttachSettings(method, sparsity, total_steps, prune_start, prune_end,
                               prune_frequency, scope, world_size, options)
-    tracker = (MaskTracker(GradualPruner(module, settings.pruning()), group)
+    tracker = (MaskTracker(GradualPruner(module, settings.pruning(), prune), group)
                if spec.uses_pruning else None)
+    if tracker is not None:
+        warn_if_mostly_dense(tracker.pruner.selection)
     config = MethodConfig(world_size=world_size, rank=rank, sparsity=sparsity, seed=seed,
                           error_feedback=error_feedback, options=options)
     comm_method = spec.factory(group, ddp_model, config, tracker)

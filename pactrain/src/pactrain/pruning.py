@@ -1,4 +1,8 @@
-"""Gradual magnitude pruning (Zhu and Gupta, 2017) of conv and linear weights.
+"""Gradual magnitude pruning (Zhu and Gupta, 2017) of weight matrices.
+
+Which parameters are pruned is :mod:`pactrain.selection`'s job (linear and conv weights,
+attention projections, Hugging Face ``Conv1D``, a user's own 2-D projections; embeddings,
+norms and biases stay dense; or an explicit ``select``).
 
 Why gradual: pruning 80% of the weights at once costs accuracy that training cannot win
 back; raising the sparsity along a cubic curve lets the network adapt while most of the
@@ -25,14 +29,11 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
-#: Module types whose ``weight`` is pruned (biases, norms, embeddings stay dense).
-PRUNABLE_TYPES: tuple[type[nn.Module], ...] = (
-    nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d,
-)
+from pactrain.selection import Selector, select_prunable
 
 
 class NothingToPruneError(ValueError):
-    """The model has no conv or linear weight to prune."""
+    """The model has no trainable weight matrix to prune (or none the selector names)."""
 
 
 @dataclass(frozen=True)
@@ -103,36 +104,26 @@ class GradualPruner:
     Args:
         model: the module (not the DDP wrapper; its parameters are the same objects).
         config: the schedule.
+        select: which parameters to prune (:func:`pactrain.selection.select_prunable`;
+            ``None``: the default rule).
 
     Raises:
-        NothingToPruneError: the model has no conv/linear weight.
+        NothingToPruneError: nothing trainable is selected.
+        SelectionError: a malformed selector or a pattern that matches nothing.
     """
 
-    def __init__(self, model: nn.Module, config: PruningConfig) -> None:
+    def __init__(self, model: nn.Module, config: PruningConfig,
+                 select: Selector = None) -> None:
         self.config = config
-        self.params: dict[str, nn.Parameter] = {}
+        self.selection = select_prunable(model, select)
+        self.params: dict[str, nn.Parameter] = self.selection.params
         #: names under which an already listed (tied) weight appears again
-        self.aliases: dict[str, str] = {}
-        self.frozen: list[str] = []
-        seen: dict[int, str] = {}
-        for module_name, module in model.named_modules(remove_duplicate=False):
-            weight = getattr(module, "weight", None)
-            if not isinstance(module, PRUNABLE_TYPES) or weight is None:
-                continue
-            name = f"{module_name}.weight" if module_name else "weight"
-            if not weight.requires_grad:
-                # a frozen layer does not train: pruning it would only destroy it, and
-                # ranking it would take sparsity away from the layers that do train
-                self.frozen.append(name)
-            elif id(weight) in seen:
-                # a tied weight is one tensor: one mask, ranked once
-                self.aliases.setdefault(name, seen[id(weight)])
-            else:
-                seen[id(weight)] = name
-                self.params[name] = weight
+        self.aliases: dict[str, str] = self.selection.aliases
+        self.frozen: list[str] = self.selection.frozen
         if not self.params:
             raise NothingToPruneError(
-                f"{type(model).__name__} has no trainable Linear or Conv weight to prune"
+                f"{type(model).__name__} has no trainable weight matrix to prune"
+                + (" matching prune=" + repr(select) if select is not None else "")
                 + (f" ({len(self.frozen)} frozen ones are left alone)" if self.frozen else "")
                 + "; use a method without pruning (e.g. a baseline) or add prunable layers"
             )
@@ -225,6 +216,11 @@ class GradualPruner:
         """Fraction of prunable weights that are kept."""
         kept = sum(int(m.sum()) for m in self.masks.values())
         return kept / sum(m.numel() for m in self.masks.values())
+
+    def compacted_fraction(self) -> float:
+        """Share of the trainable gradient bytes that belong to pruned parameters (what
+        compaction can shrink); the rest is sent dense whatever the sparsity."""
+        return self.selection.compacted_fraction()
 
     def model_density(self) -> float:
         """Fraction of all parameters (prunable or not) that are kept."""

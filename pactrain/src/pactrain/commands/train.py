@@ -17,6 +17,9 @@ def train(
     steps: int = typer.Option(300, min=1, help="Optimizer steps (the schedule's length)."),
     stop_after: int | None = typer.Option(None, help="Stop early (then --checkpoint)."),
     sparsity: float = typer.Option(0.8, min=0.0, max=0.99, help="Final pruning sparsity."),
+    prune: list[str] | None = typer.Option(
+        None, help="Prune only parameters whose name matches this fnmatch pattern "
+                   "(repeatable; default: every weight matrix of a linear map)."),
     seed: int = typer.Option(0, help="Seeds model init, data order and compression."),
     batch_size: int | None = typer.Option(None, help="Per-worker batch (default: model's)."),
     lr: float | None = typer.Option(None, help="SGD learning rate (default: model's)."),
@@ -66,7 +69,7 @@ def train(
 
     config = RunConfig(
         model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
-        sparsity=sparsity,
+        sparsity=sparsity, prune=list(prune) if prune else None,
         seed=seed, batch_size=batch_size, lr=lr, accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
         error_feedback=error_feedback,
@@ -80,6 +83,7 @@ def train(
         raise typer.BadParameter("--target and --train-budget need --eval-every N")
     result = run_training(config, timeout_s=timeout, log_dir=log_dir)
     keys = ("method", "model", "workers", "steps", "samples_per_s", "density",
+            "compacted_fraction",
             "payload_bytes_per_step", "dense_payload_bytes_per_step",
             "final_test_accuracy", "final_test_loss", "mask_consistent", "tier_counts",
             "eval_curve", "reached_s", "reached_step")

@@ -34,6 +34,8 @@ class RunConfig:
         prune_start, prune_end: fractions of ``steps`` where the pruning schedule runs.
         prune_frequency: steps between mask updates (``None``: about 10 updates).
         prune_scope: ``"global"`` or ``"layer"``.
+        prune: parameter names or ``fnmatch`` patterns to prune (``None``: the default
+            rule of :mod:`pactrain.selection`).
         error_feedback: lossy tiers keep a residual (``None``: the method's default).
         refresh_every: steps between link-model refreshes.
         probe_link: measure the link at start-up.
@@ -74,6 +76,7 @@ class RunConfig:
     prune_end: float = 0.6
     prune_frequency: int | None = None
     prune_scope: str = "global"
+    prune: list[str] | None = None
     error_feedback: bool | None = None
     refresh_every: int = 50
     probe_link: bool = True

@@ -137,7 +137,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     model = spec.build(config.seed).to(device)  # the same weights on every rank, then moved
     tracker: MaskTracker | None = None
     if method_spec.uses_pruning:
-        tracker = MaskTracker(GradualPruner(model, pruning_config(config)))
+        tracker = MaskTracker(GradualPruner(model, pruning_config(config), config.prune))
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=config.momentum,
                                 weight_decay=config.weight_decay)
     start_step = 0
@@ -273,6 +273,7 @@ def _result(
         "elapsed_s": elapsed,
         "timed_steps": timed_steps,
         "density": tracker.pruner.density() if tracker else 1.0,
+        "compacted_fraction": tracker.pruner.compacted_fraction() if tracker else 0.0,
         "model_density": tracker.pruner.model_density() if tracker else 1.0,
         "payload_bytes_per_step": (payload.total_bytes - warm_bytes) / n_steps if n_steps else 0.0,
         "final_payload_bytes_per_step":
