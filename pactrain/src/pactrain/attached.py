@@ -210,7 +210,8 @@ def attach(
     ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer, *,
     sparsity: float = 0.8, total_steps: int, method: str = "pactrain",
     prune_start: float = 0.1, prune_end: float = 0.6, prune_frequency: int | None = None,
-    scope: str = "global", prune: Selector = None, seed: int = 0, error_feedback: bool | None = None,
+    scope: str = "global", prune: Selector = None, seed: int = 0,
+    error_feedback: bool | None = None,
     options: dict[str, Any] | None = None, state: dict[str, Any] | None = None,
 ) -> PacTrain:
     """Prune ``ddp_model`` while it trains and compress its gradients with ``method``.
