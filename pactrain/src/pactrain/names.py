@@ -6,7 +6,8 @@ so they cannot drift.
 """
 
 MODEL_NAMES: tuple[str, ...] = (
-    "digits-cnn", "fashion-cnn", "fashion-resnet18", "gpt-tiny", "resnet18", "vit-tiny",
+    "digits-cnn", "fashion-cnn", "fashion-resnet18", "gpt-tiny", "hf-gpt2", "lm-gpt",
+    "resnet18", "vit-tiny",
 )
 METHOD_NAMES: tuple[str, ...] = (
     "dense", "dgc", "fp16", "no-comm", "pactrain", "pactrain-bf16", "pactrain-fp16",

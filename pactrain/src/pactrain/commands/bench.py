@@ -67,7 +67,13 @@ def bench(
 
     from pactrain import netns
     from pactrain.bench.config import BenchConfig
-    from pactrain.bench.report import rich_race_table, rich_table, write_json
+    from pactrain.bench.report import (
+        METRIC_MIN_STEPS,
+        metric_hidden,
+        rich_race_table,
+        rich_table,
+        write_json,
+    )
     from pactrain.bench.runner import run_bench
 
     console = Console(width=None if sys.stdout.isatty() else 150)
@@ -103,6 +109,10 @@ def bench(
     document = run_bench(config, want_throttle=not no_throttle, console=console,
                          on_row=save_partial)
     console.print(rich_table(document["rows"]))
+    if metric_hidden(document["rows"]):
+        console.print(f"metric: left out of runs under {METRIC_MIN_STEPS} steps (a few steps "
+                      "say nothing about accuracy); for accuracy race the methods: pactrain "
+                      "bench --models fashion-cnn --time-to-accuracy 0.88")
     if document["curves"] and config.time_to_accuracy is not None:
         console.print(rich_race_table(document["curves"], config.time_to_accuracy))
     if json_out:

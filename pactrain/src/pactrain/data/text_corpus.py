@@ -9,7 +9,7 @@ so the bytes are the tokens; the last ``val_fraction`` is held out for perplexit
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 
 import torch
@@ -44,12 +44,16 @@ def sample_windows(
     return windows[:, :-1], windows[:, 1:]
 
 
+Split = Callable[[], tuple[torch.Tensor, torch.Tensor]]
+
+
 def window_batches(
     rank: int, world_size: int, batch_size: int, seed: int, start_step: int = 0,
-    context: int = 64,
+    context: int = 64, split: Split = split_corpus,
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """Endless per-rank training windows; step ``k`` of rank ``r`` depends on (seed, k, r)."""
-    train, _ = split_corpus()
+    """Endless per-rank training windows of ``split()``'s training part; step ``k`` of rank
+    ``r`` depends on (seed, k, r)."""
+    train, _ = split()
     step = start_step
     while True:
         gen = torch.Generator().manual_seed((seed * 1_000_003 + step) * 1031 + rank)
@@ -57,9 +61,10 @@ def window_batches(
         step += 1
 
 
-def validation_windows(context: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
-    """The held-out tail cut into non-overlapping windows (inputs, targets)."""
-    _, val = split_corpus()
+def validation_windows(context: int = 64, split: Split = split_corpus,
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The held-out tail of ``split()`` cut into non-overlapping windows (inputs, targets)."""
+    _, val = split()
     n = (len(val) - 1) // context
     inputs = val[: n * context].view(n, context)
     targets = val[1 : n * context + 1].view(n, context)
