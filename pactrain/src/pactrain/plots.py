@@ -98,15 +98,20 @@ def _exposed_panel(ax: Any, lines: list[dict[str, Any]], model: str) -> None:
 
 
 def _race_panel(ax: Any, curves: list[dict[str, Any]], target: float | None) -> None:
-    """Test accuracy against training wall time, one line per method, for one (model,
-    bandwidth) of the time-to-accuracy race."""
+    """Test accuracy (or held-out loss) against training wall time, one line per method,
+    for one (model, bandwidth) of the race."""
+    loss = curves[0].get("metric", "test_accuracy") != "test_accuracy"
+    scale = 1.0 if loss else 100.0
+    target = curves[0].get("target", target)
     for curve in curves:
         pts = curve["points"]
-        ax.plot([p[0] for p in pts], [100 * p[2] for p in pts], marker=".",
+        ax.plot([p[0] for p in pts], [scale * p[2] for p in pts], marker=".",
                 label=curve["method"])
     if target:
-        ax.axhline(100 * target, color="grey", linestyle="--", linewidth=1)
-    ax.set_title(f"{curves[0]['model']} at {curves[0]['bandwidth']}: accuracy vs wall time")
+        ax.axhline(scale * target, color="grey", linestyle="--", linewidth=1)
+    what = "held-out loss" if loss else "accuracy"
+    ax.set_title(f"{curves[0]['model']} at {curves[0]['bandwidth']}: {what} vs wall time")
+    ax.set_ylabel("held-out loss per byte" if loss else "test accuracy (%)")
 
 
 def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
@@ -143,7 +148,6 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
         _race_panel(ax, group, target)
     for ax in accuracy_axes:
         ax.set_xlabel("training wall time (s)")
-        ax.set_ylabel("test accuracy (%)")
         ax.grid(True, alpha=0.3)
     for ax in flat[:first + len(accuracy_axes)]:
         if ax.get_legend_handles_labels()[0]:

@@ -33,6 +33,8 @@ class BenchConfig:
         topk_density: fraction kept by top-k and DGC (``None``: ``1 - sparsity``).
         time_to_accuracy: target test accuracy of the race, or ``None`` (no race). Every
             classifier in ``models`` races under every method at every bandwidth.
+        time_to_loss: target held-out loss of the race of the language models in
+            ``models`` whose primary metric is ``test_loss`` (lower is better), or ``None``.
         tta_max_steps, tta_eval_every: step budget and evaluation interval of that race.
         tta_budget_s: training-time budget of one entrant (it stops at the first
             evaluation after it; ``None``: only the step budget).
@@ -61,6 +63,7 @@ class BenchConfig:
     powersgd_rank: int = 4
     topk_density: float | None = None
     time_to_accuracy: float | None = None
+    time_to_loss: float | None = None
     tta_max_steps: int = 400
     tta_eval_every: int = 50
     tta_batch_size: int | None = None
@@ -82,7 +85,8 @@ class BenchConfig:
             raise ValueError("--workers must be at least 2: one worker communicates nothing")
         if not 0.0 <= self.tta_prune_end <= 1.0:
             raise ValueError(f"--tta-prune-end must be in [0, 1], got {self.tta_prune_end}")
-        if self.time_to_accuracy is not None and self.tta_eval_every > self.tta_max_steps:
+        racing = self.time_to_accuracy is not None or self.time_to_loss is not None
+        if racing and self.tta_eval_every > self.tta_max_steps:
             raise ValueError(
                 f"--tta-eval-every {self.tta_eval_every} exceeds --tta-max-steps "
                 f"{self.tta_max_steps}, so the race would never evaluate; lower it")
@@ -120,10 +124,10 @@ class BenchConfig:
         """The time-to-accuracy race: every method of every entrant at every bandwidth,
         model- then bandwidth-major like :meth:`cells`; empty without a target.
 
-        ``entrants`` are the models of ``models`` that report a test accuracy (the runner
-        knows the registry; this stays plain data).
+        ``entrants`` are the models of ``models`` that have a target (the runner knows the
+        registry; this stays plain data).
         """
-        if self.time_to_accuracy is None:
+        if self.time_to_accuracy is None and self.time_to_loss is None:
             return []
         return [Cell(model, method, bandwidth, 0)
                 for model in self.models if model in entrants

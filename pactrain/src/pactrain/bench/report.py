@@ -169,13 +169,23 @@ def markdown_table(rows: list[Row]) -> str:
 
 
 RACE_HEADERS = ("model", "bandwidth", "method", "time to target", "at step",
-                "best accuracy", "evaluations")
+                "best metric", "evaluations")
+
+
+def is_loss_curve(curve: dict[str, Any]) -> bool:
+    """Whether the curve's points are held-out losses (lower is better), not accuracies."""
+    return curve.get("metric", "test_accuracy") != "test_accuracy"
 
 
 def race_cells(curve: dict[str, Any]) -> list[str]:
     """The printed cells of one race curve: when it reached the target, and how close."""
-    best = max((p[2] for p in curve["points"]), default=None)
-    best_cell = "-" if best is None else f"{100 * best:.1f}%"
+    values = [p[2] for p in curve["points"]]
+    if is_loss_curve(curve):
+        best = min(values, default=None)
+        best_cell = "-" if best is None else f"loss {best:.3f}"
+    else:
+        best = max(values, default=None)
+        best_cell = "-" if best is None else f"{100 * best:.1f}%"
     if curve.get("error"):
         reached = "failed"
     elif curve["reached_s"] is None:
@@ -187,11 +197,26 @@ def race_cells(curve: dict[str, Any]) -> list[str]:
             best_cell, str(len(curve["points"]))]
 
 
-def rich_race_table(curves: list[dict[str, Any]], target: float) -> Any:
-    """The time-to-accuracy race as a ``rich.table.Table``, in race order."""
+def race_title(curves: list[dict[str, Any]]) -> str:
+    """What the race's curves raced to, e.g. "time to 88.0% test accuracy"."""
+    targets = []
+    for curve in curves:
+        target = curve.get("target")
+        if target is None:
+            continue
+        text = (f"held-out loss {target:.3f}" if is_loss_curve(curve)
+                else f"{100 * target:.1f}% test accuracy")
+        if text not in targets:
+            targets.append(text)
+    return "time to " + (" / ".join(targets) or "target") + " (training wall time)"
+
+
+def rich_race_table(curves: list[dict[str, Any]], target: float | None = None) -> Any:
+    """The race as a ``rich.table.Table``, in race order (``target`` is kept for callers
+    that pass it; each curve carries its own)."""
     from rich.table import Table
 
-    table = Table(title=f"time to {100 * target:.1f}% test accuracy (training wall time)")
+    table = Table(title=race_title(curves))
     for header in RACE_HEADERS:
         table.add_column(header, justify="left" if header in RACE_HEADERS[:3] else "right")
     for curve in curves:

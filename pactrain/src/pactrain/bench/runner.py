@@ -109,17 +109,29 @@ class Curve:
     points: list[tuple[float, int, float]] = field(default_factory=list)  # (s, step, acc)
     reached_s: float | None = None
     reached_step: int | None = None
-    target: float | None = None  # the test accuracy raced to
+    target: float | None = None  # the test accuracy (or held-out loss) raced to
+    metric: str = "test_accuracy"  # what the points' third field is
     payload_bytes_per_step: float | None = None  # averaged over the whole race
     wire_bytes_per_step: float | None = None
     error: str | None = None
 
 
+def race_target(config: BenchConfig, spec: ModelSpec) -> float | None:
+    """The target ``spec`` races to: the accuracy target for classifiers, the loss target
+    for language models that report a held-out loss (``None``: not in the race)."""
+    if spec.primary_metric == "test_accuracy":
+        return config.time_to_accuracy
+    if spec.primary_metric == "test_loss":
+        return config.time_to_loss
+    return None
+
+
 def race_to_accuracy(
     config: BenchConfig, model: str, method: str, network: BenchNetwork,
-    bandwidth: str | None,
+    bandwidth: str | None, target: float | None = None, metric: str = "test_accuracy",
 ) -> Curve:
-    """Train ``model`` under ``method`` at ``bandwidth`` until test accuracy >= the target.
+    """Train ``model`` under ``method`` at ``bandwidth`` until its held-out metric reaches
+    ``target`` (default: the accuracy target; a loss target for language models).
 
     1. Shape the links to ``bandwidth``.
     2. One training run of at most ``tta_max_steps`` at the race's batch size
@@ -135,16 +147,17 @@ def race_to_accuracy(
     excluded), from the first step: DDP's bucket rebuild and every warm-up count. A
     failed run ends the curve with ``error`` set.
     """
-    if config.time_to_accuracy is None:
+    target = config.time_to_accuracy if target is None else target
+    if target is None:
         raise ValueError("race_to_accuracy needs a target: set time_to_accuracy "
                          "(--time-to-accuracy 0.95)")
     network.shape(bandwidth)
-    curve = Curve(model, method, network.label(bandwidth), target=config.time_to_accuracy)
+    curve = Curve(model, method, network.label(bandwidth), target=target, metric=metric)
     cell = Cell(model, method, bandwidth, 0)
     run = run_config(
         config, cell, steps=config.tta_max_steps, warmup_steps=0,
         batch_size=config.tta_batch_size, prune_start=0.0, prune_end=config.tta_prune_end,
-        eval_every=config.tta_eval_every, target_metric=config.time_to_accuracy,
+        eval_every=config.tta_eval_every, target_metric=target,
         train_budget_s=config.tta_budget_s, evaluate=False,
     )
     try:
@@ -169,21 +182,28 @@ def race_line(curve: Curve) -> str:
     if curve.reached_s is not None:
         return where + f"{curve.reached_s:.1f} s (step {curve.reached_step})"
     last = curve.points[-1] if curve.points else None
-    return where + ("not reached" + (f", {100 * last[2]:.1f}% after {last[0]:.0f} s "
+    shown = (lambda v: f"{100 * v:.1f}%") if curve.metric == "test_accuracy" else (
+        lambda v: f"loss {v:.3f}")
+    return where + ("not reached" + (f", {shown(last[2])} after {last[0]:.0f} s "
                                      f"(step {last[1]})" if last else ""))
 
 
 def race_models(config: BenchConfig, models: Registry[ModelSpec]) -> list[str]:
-    """The models of ``config`` that report a test accuracy (the race's entrants).
-
-    Language models (primary metric perplexity) cannot reach an accuracy; they stay in the
-    grid but not in the race. Raises if no model is left, naming the fix.
+    """The models of ``config`` that have a target (the race's entrants): classifiers with
+    ``--time-to-accuracy``, language models reporting a held-out loss with
+    ``--time-to-loss``. The others stay in the grid but not in the race. Raises if a
+    target has no entrant, naming the fix.
     """
-    entrants = [m for m in config.models if models.get(m).primary_metric == "test_accuracy"]
-    if config.time_to_accuracy is not None and not entrants:
-        raise ValueError(
-            f"--time-to-accuracy needs a classifier, but --models {','.join(config.models)} "
-            "has none; add e.g. resnet18, vit-tiny or digits-cnn")
+    entrants = [m for m in config.models if race_target(config, models.get(m)) is not None]
+    kinds = {"test_accuracy": ("--time-to-accuracy", config.time_to_accuracy,
+                               "a classifier (e.g. fashion-cnn, resnet18)"),
+             "test_loss": ("--time-to-loss", config.time_to_loss,
+                           "a language model with a held-out loss (lm-gpt, hf-gpt2)")}
+    for metric, (flag, target, example) in kinds.items():
+        if target is not None and not any(models.get(m).primary_metric == metric
+                                          for m in entrants):
+            raise ValueError(f"{flag} needs {example}, but --models "
+                             f"{','.join(config.models)} has none")
     return entrants
 
 
@@ -261,7 +281,8 @@ def run_bench(
     for name in config.methods:
         methods.get(name)
     cells = config.cells()
-    racers = race_models(config, models) if config.time_to_accuracy is not None else []
+    racing = config.time_to_accuracy is not None or config.time_to_loss is not None
+    racers = race_models(config, models) if racing else []
     race = config.race_cells(racers)
     rows: list[Row] = []
     curves: list[Curve] = []
@@ -292,7 +313,7 @@ def run_bench(
                 left_out = sorted(set(config.models) - set(racers))
                 if left_out:
                     console.print(f"time to accuracy: {', '.join(left_out)} left out "
-                                  "(no test accuracy)")
+                                  "(no target for its metric)")
                 task = bar.add_task("time to accuracy", total=len(race))
                 raced: set[tuple[str, str, str]] = set()
                 for cell in race:
@@ -301,8 +322,10 @@ def run_bench(
                         raced.add((cell.model, label, cell.method))    # loopback, run once
                         bar.update(task, description=f"time to accuracy: {cell.model} "
                                                      f"{label} {cell.method}")
+                        spec = models.get(cell.model)
                         curve = race_to_accuracy(config, cell.model, cell.method, network,
-                                                 cell.bandwidth)
+                                                 cell.bandwidth, race_target(config, spec),
+                                                 spec.primary_metric)
                         curves.append(curve)
                         console.print(race_line(curve))
                     bar.advance(task)

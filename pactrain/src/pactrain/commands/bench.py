@@ -33,6 +33,9 @@ def bench(
         None, help="Also race every method on every classifier of --models to this test "
         "accuracy (e.g. 0.95) at every bandwidth, and report the training wall time to "
         "reach it."),
+    time_to_loss: float | None = typer.Option(
+        None, help="Also race every method on every language model of --models that "
+        "reports a held-out loss (lm-gpt, hf-gpt2) to this loss per byte (e.g. 2.2)."),
     tta_max_steps: int = typer.Option(400, help="Step budget of the accuracy race."),
     tta_eval_every: int = typer.Option(50, help="Steps between evaluations in the race."),
     tta_batch_size: int | None = typer.Option(
@@ -94,6 +97,7 @@ def bench(
             workers=workers, batch_size=batch_size, steps=steps, warmup_steps=warmup_steps,
             sparsity=sparsity, repeats=repeats, powersgd_rank=powersgd_rank,
             topk_density=topk_density, time_to_accuracy=time_to_accuracy,
+            time_to_loss=time_to_loss,
             tta_max_steps=tta_max_steps, tta_eval_every=tta_eval_every,
             tta_batch_size=tta_batch_size,
             tta_budget_s=tta_budget if tta_budget and tta_budget > 0 else None,
@@ -113,8 +117,8 @@ def bench(
         console.print(f"metric: left out of runs under {METRIC_MIN_STEPS} steps (a few steps "
                       "say nothing about accuracy); for accuracy race the methods: pactrain "
                       "bench --models fashion-cnn --time-to-accuracy 0.88")
-    if document["curves"] and config.time_to_accuracy is not None:
-        console.print(rich_race_table(document["curves"], config.time_to_accuracy))
+    if document["curves"]:
+        console.print(rich_race_table(document["curves"]))
     if json_out:
         write_json(json_out, document["rows"], document["environment"], document["curves"])
         console.print(f"wrote {json_out}")
