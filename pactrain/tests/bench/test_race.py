@@ -54,7 +54,7 @@ def test_loss_race_stops_once_the_held_out_loss_is_low_enough() -> None:
         curve = race_to_accuracy(config, "lm-gpt", "pactrain", network, None, 9.0,
                                  "test_loss")
     assert curve.error is None, curve.error
-    (wall, step, loss), = curve.points  # an untrained byte model: loss near ln 256 < 9
+    (_wall, step, loss), = curve.points  # an untrained byte model: loss near ln 256 < 9
     assert step == curve.reached_step == 5 and 4.0 < loss < 9.0
     cells = race_cells(vars(curve))
     assert cells[5] == f"loss {loss:.3f}"
