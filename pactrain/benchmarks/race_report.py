@@ -1,0 +1,152 @@
+"""Read the races of ``pactrain bench`` (its JSON) and print what a reader needs, per race.
+
+For each (model, bandwidth) race, per method: time and steps to the target, the best held-out
+metric within the budget, payload per step over the race, the steady-state step time (the
+throughput grid's timed steps, same run) and the fixed start-up cost that the race paid on
+top of it (``reached_s - reached_step x step_s``: PowerSGD's uncompressed warm-up, DGC's
+density warm-up, the pruning schedule's denser first steps, the link probe), then the
+issue's targets: PacTrain's time to the target against every other method's (<= 0.8x), and
+its best metric against dense's.
+
+A language-model race may run with no reachable target (``--time-to-loss 0``): then the
+target is dense's held-out loss at step ``--at-step`` (default: dense's last evaluation),
+and each method's time to it is read off its curve (the first evaluation at or below it).
+
+    python pactrain/benchmarks/race_report.py out/fashion-race-100mbit.json --md out/a.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+PACTRAIN_PREFIX = "pactrain"
+
+
+def first_reaching(points: list[list[float]], target: float, lower: bool
+                   ) -> tuple[float, int] | None:
+    """(seconds, step) of the first evaluation that meets ``target``."""
+    for seconds, step, value in points:
+        if (value <= target) if lower else (value >= target):
+            return seconds, int(step)
+    return None
+
+
+def race_rows(document: dict[str, Any], at_step: int | None) -> list[dict[str, Any]]:
+    """One row per curve, with derived columns (see the module docstring)."""
+    step_s = {(r["model"], r["bandwidth"], r["method"]): r.get("step_s")
+              for r in document["rows"] if r.get("step_s")}
+    floor = {r["model"]: r.get("step_s") for r in document["rows"]
+             if r["method"] == "no-comm" and r.get("step_s")}
+    out = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for curve in document.get("curves") or []:
+        groups.setdefault((curve["model"], curve["bandwidth"]), []).append(curve)
+    for (model, bandwidth), curves in groups.items():
+        lower = curves[0].get("metric", "test_accuracy") != "test_accuracy"
+        target = curves[0].get("target")
+        dense = next((c for c in curves if c["method"] == "dense"), None)
+        if lower and (target is None or target <= 0) and dense and dense["points"]:
+            # no reachable target was set: dense's held-out loss at step N is the target
+            pts = [p for p in dense["points"] if at_step is None or p[1] <= at_step]
+            target = pts[-1][2]
+        for curve in curves:
+            pts = curve["points"]
+            reached = first_reaching(pts, target, lower) if target is not None else None
+            values = [p[2] for p in pts]
+            best = (min(values) if lower else max(values)) if values else None
+            steady = step_s.get((model, bandwidth, curve["method"]))
+            row = {"model": model, "bandwidth": bandwidth, "method": curve["method"],
+                   "metric": "held-out loss" if lower else "test accuracy",
+                   "target": target, "reached_s": reached[0] if reached else None,
+                   "reached_step": reached[1] if reached else None, "best": best,
+                   "steps_run": pts[-1][1] if pts else 0,
+                   "trained_s": pts[-1][0] if pts else None,
+                   "payload_mb_per_step": (curve.get("payload_bytes_per_step") or 0) / 1e6,
+                   "step_s": steady, "compute_floor_s": floor.get(model),
+                   "error": curve.get("error")}
+            row["startup_s"] = (row["reached_s"] - row["reached_step"] * steady
+                                if reached and steady else None)
+            out.append(row)
+    return out
+
+
+def verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """The issue's targets, per race, as sentences computed from the rows."""
+    lines = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["model"], row["bandwidth"]), []).append(row)
+    for (model, bandwidth), group in groups.items():
+        ours = [r for r in group if r["method"].startswith(PACTRAIN_PREFIX)
+                and r["reached_s"] is not None]
+        others = [r for r in group if not r["method"].startswith(PACTRAIN_PREFIX)
+                  and r["reached_s"] is not None]
+        where = f"{model} at {bandwidth}"
+        if not ours:
+            lines.append(f"{where}: no PacTrain method reached the target within the budget.")
+            continue
+        best = min(ours, key=lambda r: r["reached_s"])
+        if others:
+            rival = min(others, key=lambda r: r["reached_s"])
+            ratio = best["reached_s"] / rival["reached_s"]
+            verdict = "met" if ratio <= 0.8 else "missed"
+            lines.append(f"{where}: {best['method']} reached the target in "
+                         f"{best['reached_s']:.1f} s, {ratio:.2f}x the fastest other method "
+                         f"({rival['method']}, {rival['reached_s']:.1f} s): target <= 0.8x "
+                         f"{verdict}.")
+        else:
+            lines.append(f"{where}: {best['method']} reached the target in "
+                         f"{best['reached_s']:.1f} s; no other method reached it in the "
+                         "budget.")
+        dense = next((r for r in group if r["method"] == "dense"), None)
+        if dense and dense["best"] is not None and best["best"] is not None:
+            accuracy = dense["metric"] == "test accuracy"
+            gap = (100 * (best["best"] - dense["best"]) if accuracy
+                   else 100 * (best["best"] / dense["best"] - 1))
+            unit = "points" if accuracy else "% of dense's loss"
+            lines.append(f"{where}: best {dense['metric']} within the budget {best['method']} "
+                         f"{best['best']:.4f} vs dense {dense['best']:.4f} ({gap:+.2f} {unit}"
+                         f"; dense ran {dense['steps_run']} steps in its budget).")
+    return lines
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The rows as a Markdown table."""
+    def fmt(value: Any, spec: str) -> str:
+        return "-" if value is None else format(value, spec)
+
+    head = ("| model | bandwidth | method | time to target (s) | steps to target | best "
+            "metric | steps run | payload MB/step | steady s/step | start-up s |")
+    lines = [head, "|" + "---|" * 10]
+    for r in rows:
+        best = (fmt(100 * r["best"], ".2f") + "%" if r["metric"] == "test accuracy"
+                and r["best"] is not None else fmt(r["best"], ".4f"))
+        lines.append(f"| {r['model']} | {r['bandwidth']} | {r['method']} | "
+                     f"{fmt(r['reached_s'], '.1f')} | {fmt(r['reached_step'], 'd')} | {best} | "
+                     f"{r['steps_run']} | {r['payload_mb_per_step']:.3f} | "
+                     f"{fmt(r['step_s'], '.3f')} | {fmt(r['startup_s'], '.1f')} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--at-step", type=int, default=None)
+    parser.add_argument("--md", type=Path, default=None)
+    args = parser.parse_args(argv)
+    rows = []
+    for path in args.files:
+        rows += race_rows(json.loads(path.read_text()), args.at_step)
+    text = markdown(rows) + "\n\n" + "\n".join(f"- {line}" for line in verdicts(rows)) + "\n"
+    print(text)
+    if args.md:
+        args.md.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
