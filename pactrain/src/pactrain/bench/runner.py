@@ -226,6 +226,7 @@ def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
         "python": platform.python_version(),
         "kernel": platform.release(),
         "cpus": os.cpu_count(),
+        "load_avg_1_5_15": list(os.getloadavg()),  # read as the bench ends
         "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "throttled": network.throttled,
         "unthrottled_reason": network.reason or None,
