@@ -62,9 +62,9 @@ from pactrain.compression.compressors import (
     Bounds,
     LanePacking,
     check_int8_sum,
-    scale_slots,
+    chunk_abs_max,
+    scale_chunks,
     segment_bounds,
-    slot_abs_max,
     ternary_codes,
     uniform_draws,
 )
@@ -380,27 +380,31 @@ def _send_low_precision(tier: str) -> Callable[..., torch.futures.Future]:
 def _ternary_codes(state: CompactionState, index: int, buffer: torch.Tensor,
                    layout: BucketLayout) -> tuple[torch.Tensor, torch.Tensor]:
     """Stochastic ternary codes of the kept entries under one group-wide MAX scale per
-    parameter, and the per-parameter decode factors ``scale / N``.
+    :data:`~pactrain.compression.compressors.SCALE_CHUNK` consecutive kept entries of each
+    parameter, and the chunks' decode factors ``scale / N``.
 
-    The scales (4 bytes per parameter) are all-reduced and waited for here, so every rank
-    issues its collectives in bucket order. Cost per step is a handful of passes over the
-    k kept entries and no Python work per entry: per-parameter scales are one
-    ``aminmax`` per slot (:func:`~pactrain.compression.compressors.slot_abs_max`); the
-    draws become thresholds ``u * scale`` in place
-    (:func:`~pactrain.compression.compressors.scale_slots`), and codes are ``sign(v)``
-    where ``|v| > u * scale`` (:func:`~pactrain.compression.compressors.ternary_codes`,
-    whose scale is never 0 here unless the parameter's values are); the error-feedback
-    residual is formed in place.
+    The scales (4 bytes per chunk) are all-reduced and waited for here, so every rank
+    issues its collectives in bucket order. Cost per step is a handful of vectorised passes
+    over the k kept entries and no Python work per entry or chunk: the scales are one
+    ``aminmax`` over a (chunks, chunk) view per parameter
+    (:func:`~pactrain.compression.compressors.chunk_abs_max`); the draws become
+    thresholds ``u * scale`` in place
+    (:func:`~pactrain.compression.compressors.scale_chunks`), and codes are ``sign(v)``
+    where ``|v| > u * scale`` (:func:`~pactrain.compression.compressors.ternary_codes`;
+    a chunk's scale is 0 only where all its values are, whose codes are then 0); the
+    error-feedback residual is formed in place. Chunks restart at every parameter's kept
+    entries, identical on every rank and in every bucket layout, so every rank agrees on
+    which entries share a scale and a resumed run draws the same ones.
     """
     values = _compensate(state, index, layout, state.gather(index, buffer, layout), "ternary")
     uniform = state.uniform_draws(index, layout)
-    scales = slot_abs_max(values, layout.bounds)
+    scales = chunk_abs_max(values, layout.bounds)
     state.comm.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX,
                           state.scale_group).wait()
-    codes = ternary_codes(values, scale_slots(uniform, scales, layout.bounds))
+    codes = ternary_codes(values, scale_chunks(uniform, scales, layout.bounds))
     if state.memory is not None:
         # what this rank meant minus what its codes deliver, computed in place
-        values.sub_(scale_slots(codes.to(torch.float32), scales, layout.bounds))
+        values.sub_(scale_chunks(codes.to(torch.float32), scales, layout.bounds))
         state.memory.store_kept(index, layout.slots, layout.kept, values)
     return codes, scales / state.world_size
 
@@ -411,7 +415,7 @@ def _decode_sums(buffer: torch.Tensor, layout: BucketLayout, factors: torch.Tens
     """Completion of a ternary all-reduce: average = sum of codes x scale / N, per
     parameter, scattered into the zeroed bucket."""
     def decode(future: torch.futures.Future) -> torch.Tensor:
-        averaged = scale_slots(sums(future).to(torch.float32), factors, layout.bounds)
+        averaged = scale_chunks(sums(future).to(torch.float32), factors, layout.bounds)
         buffer.zero_()
         buffer.index_copy_(0, layout.kept, averaged)
         return buffer

@@ -9,12 +9,13 @@ ternary tier's extra latency is worth its 4x saving. The policy prices each tier
     dense     = t(4 n)            + c_mask * n
     fp32      = t(4 k)            + c_gather * k
     fp16/bf16 = t(2 k)            + (c_gather + c_cast) * k
-    ternary   = alpha + t(k + 4)  + (c_gather + c_ternary) * k   (one MAX, one int8 sum)
-    packed    = alpha + t(b k + 4) + (c_gather + c_ternary + c_pack) * k
+    ternary   = alpha + t(k + 4c)  + (c_gather + c_ternary) * k   (one MAX, one int8 sum)
+    packed    = alpha + t(b k + 4c) + (c_gather + c_ternary + c_pack) * k
                 (b = lane bytes per entry, 0.5 for N <= 7: one MAX, one int32 sum)
 
-(n entries in the bucket, k kept.) A lossy tier is chosen only when it beats the best
-lossless tier by ``lossy_margin``, so accuracy is not traded for noise-level gains.
+(n entries in the bucket, k kept, c ~ ceil(k / 256) ternary scales: one per chunk.) A
+lossy tier is chosen only when it beats the best lossless tier by ``lossy_margin``, so
+accuracy is not traded for noise-level gains.
 
 Overlap: time the link spends while the backward pass still computes is free. DDP hands
 buckets to the hook as their gradients become ready; bucket b's transfer hides entirely
@@ -44,7 +45,13 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.compression.compressors import LOSSY_TIERS, TIERS, LanePacking, ternary_codes
+from pactrain.compression.compressors import (
+    LOSSY_TIERS,
+    TIERS,
+    LanePacking,
+    chunk_count,
+    ternary_codes,
+)
 from pactrain.devices import collective_device
 
 LOG = logging.getLogger(__name__)
@@ -245,10 +252,11 @@ class AdaptivePolicy:
             "fp32": t(4 * kept, world_size) + c.gather_s * kept,
             "fp16": t(2 * kept, world_size) + (c.gather_s + c.cast_s) * kept,
             "bf16": t(2 * kept, world_size) + (c.gather_s + c.cast_s) * kept,
-            "ternary": self.link.alpha_s + t(kept + 4, world_size)
+            "ternary": self.link.alpha_s + t(kept + 4 * chunk_count(kept), world_size)
             + (c.gather_s + c.ternary_s) * kept,
             "packed": self.link.alpha_s
-            + t(LanePacking.for_world(world_size).bytes_per_entry * kept + 4, world_size)
+            + t(LanePacking.for_world(world_size).bytes_per_entry * kept
+                + 4 * chunk_count(kept), world_size)
             + (c.gather_s + c.ternary_s + c.pack_s) * kept,
         }
         return {tier: price[tier] for tier in self.allowed}
