@@ -2,9 +2,11 @@
 
 For each (model, bandwidth) race, per method: time and steps to the target, the best held-out
 metric within the budget, payload per step over the race, the steady-state step time (the
-throughput grid's timed steps, same run) and the fixed start-up cost that the race paid on
-top of it (``reached_s - reached_step x step_s``: PowerSGD's uncompressed warm-up, DGC's
-density warm-up, the pruning schedule's denser first steps, the link probe), then the
+median seconds per step over the second half of the race's own curve; the throughput
+grid's short run beside it) and the fixed start-up cost that the race paid on top of it
+(``reached_s - reached_step x step_s``: PowerSGD's uncompressed warm-up, DGC's density
+warm-up, the pruning schedule's denser first steps, the link probe; noise of a few
+seconds either way on this shared machine), then the
 issue's targets: PacTrain's time to the target against every other method's (<= 0.8x), and
 its best metric against dense's.
 
@@ -35,6 +37,18 @@ def first_reaching(points: list[list[float]], target: float, lower: bool
     return None
 
 
+def steady_step_s(points: list[list[float]]) -> float | None:
+    """Seconds per step in the race's second half (median over its evaluation intervals):
+    the steady state, after every warm-up, measured in the same run as the race."""
+    late = points[len(points) // 2:]
+    rates = [(b[0] - a[0]) / (b[1] - a[1]) for a, b in zip(late, late[1:], strict=False)
+             if b[1] > a[1]]
+    if not rates:
+        return None
+    rates.sort()
+    return rates[len(rates) // 2]
+
+
 def race_rows(document: dict[str, Any], at_step: int | None) -> list[dict[str, Any]]:
     """One row per curve, with derived columns (see the module docstring)."""
     step_s = {(r["model"], r["bandwidth"], r["method"]): r.get("step_s")
@@ -58,7 +72,8 @@ def race_rows(document: dict[str, Any], at_step: int | None) -> list[dict[str, A
             reached = first_reaching(pts, target, lower) if target is not None else None
             values = [p[2] for p in pts]
             best = (min(values) if lower else max(values)) if values else None
-            steady = step_s.get((model, bandwidth, curve["method"]))
+            grid_step = step_s.get((model, bandwidth, curve["method"]))
+            steady = steady_step_s(pts)
             row = {"model": model, "bandwidth": bandwidth, "method": curve["method"],
                    "metric": "held-out loss" if lower else "test accuracy",
                    "target": target, "reached_s": reached[0] if reached else None,
@@ -66,7 +81,8 @@ def race_rows(document: dict[str, Any], at_step: int | None) -> list[dict[str, A
                    "steps_run": pts[-1][1] if pts else 0,
                    "trained_s": pts[-1][0] if pts else None,
                    "payload_mb_per_step": (curve.get("payload_bytes_per_step") or 0) / 1e6,
-                   "step_s": steady, "compute_floor_s": floor.get(model),
+                   "step_s": steady, "grid_step_s": grid_step,
+                   "compute_floor_s": floor.get(model),
                    "error": curve.get("error")}
             row["startup_s"] = (row["reached_s"] - row["reached_step"] * steady
                                 if reached and steady else None)
@@ -120,15 +136,16 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         return "-" if value is None else format(value, spec)
 
     head = ("| model | bandwidth | method | time to target (s) | steps to target | best "
-            "metric | steps run | payload MB/step | steady s/step | start-up s |")
-    lines = [head, "|" + "---|" * 10]
+            "metric | steps run | payload MB/step | steady s/step | grid s/step | start-up s |")
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         best = (fmt(100 * r["best"], ".2f") + "%" if r["metric"] == "test accuracy"
                 and r["best"] is not None else fmt(r["best"], ".4f"))
         lines.append(f"| {r['model']} | {r['bandwidth']} | {r['method']} | "
                      f"{fmt(r['reached_s'], '.1f')} | {fmt(r['reached_step'], 'd')} | {best} | "
                      f"{r['steps_run']} | {r['payload_mb_per_step']:.3f} | "
-                     f"{fmt(r['step_s'], '.3f')} | {fmt(r['startup_s'], '.1f')} |")
+                     f"{fmt(r['step_s'], '.3f')} | {fmt(r['grid_step_s'], '.3f')} | "
+                     f"{fmt(r['startup_s'], '.1f')} |")
     return "\n".join(lines)
 
 
