@@ -20,6 +20,7 @@ and each method's time to it is read off its curve (the first evaluation at or b
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -41,7 +42,7 @@ def steady_step_s(points: list[list[float]]) -> float | None:
     """Seconds per step in the race's second half (median over its evaluation intervals):
     the steady state, after every warm-up, measured in the same run as the race."""
     late = points[len(points) // 2:]
-    rates = [(b[0] - a[0]) / (b[1] - a[1]) for a, b in zip(late, late[1:], strict=False)
+    rates = [(b[0] - a[0]) / (b[1] - a[1]) for a, b in itertools.pairwise(late)
              if b[1] > a[1]]
     if not rates:
         return None
