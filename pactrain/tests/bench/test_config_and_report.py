@@ -176,3 +176,14 @@ def test_without_root_the_bench_says_it_runs_unthrottled(monkeypatch) -> None:
         assert not network.throttled and "not root" in network.reason
         assert network.master_addr == "127.0.0.1" and network.prefix is None
         assert network.label("100mbit") == "loopback"
+
+
+def test_short_runs_print_no_accuracy_and_say_why() -> None:
+    from pactrain.bench.report import metric_hidden, summarize, table_cells
+
+    rows = [{"model": "m", "bandwidth": "100mbit", "method": "dense", "steps": 8,
+             "accuracy": 0.1, "samples_per_s": 5.0, "error": None},
+            {"model": "m", "bandwidth": "100mbit", "method": "pactrain", "steps": 300,
+             "accuracy": 0.9, "samples_per_s": 5.0, "error": None}]
+    assert [table_cells(line)[-1] for line in summarize(rows)] == ["(8 steps)", "acc 90.0%"]
+    assert metric_hidden(rows) and not metric_hidden(rows[1:])
