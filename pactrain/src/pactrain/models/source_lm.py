@@ -24,15 +24,10 @@ from pactrain.data.source_corpus import split_sources
 from pactrain.data.text_corpus import validation_windows, window_batches
 from pactrain.models import Batch, ModelSpec, register_model
 from pactrain.models.gpt import GPTTiny
+from pactrain.models.gpt import loss as next_byte_loss
 
 CONTEXT = 64
 EVAL_CHUNK = 256
-
-
-def next_byte_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Next-byte cross-entropy over every position."""
-    return nn.functional.cross_entropy(outputs.reshape(-1, outputs.shape[-1]),
-                                       targets.reshape(-1))
 
 
 class HFCausalLM(nn.Module):
