@@ -37,7 +37,6 @@ COMPILED = [
     "src/dticn/forwarder/pit.py",
     "src/dticn/forwarder/retx.py",
     "src/dticn/forwarder/strategy.py",
-    "src/dticn/mgmt/face_traffic.py",
     "src/dticn/net/clock.py",
 ]
 """Paths (relative to this file) compiled when ``DTICN_COMPILE=1``. Not ``net/stream.py``:

@@ -76,19 +76,42 @@ def test_quota_off_reproduces_the_starvation() -> None:
     assert isinstance(nack, LpPacket) and nack.nack_reason == NackReason.CONGESTION
 
 
+def interest_of_size(size: int, prefix: str) -> bytes:
+    """An Interest of exactly ``size`` bytes (>= 300): ``prefix`` and one long component."""
+    def wire(pad: int) -> bytes:
+        component = b"\x08\xfd" + pad.to_bytes(2, "big") + b"z" * pad
+        return Interest((*N(prefix), component), nonce=1).encode()
+    out = wire(size - (len(wire(256)) - 256))
+    assert len(out) == size
+    return out
+
+
 def _many_components(n: int) -> bytes:
     return Data(tuple([b"\x08\x00"] * n), b"").encode()
 
 
-def test_name_limits_refuse_long_names_before_splitting_them() -> None:
+def test_every_name_that_fits_in_a_packet_is_valid_by_default() -> None:
+    """Issue 24: the default name limits are the packet limit's, so the 8.6 KB name of a
+    4,300-component Data and a name filling an 8,800-byte Interest pass them."""
     node = Node()
     c, p = node.face(), node.face()
     node.fw.add_route(N("/a"), p.face_id)
-    wire = _many_components(4300)  # the issue's 8.6 KB Data
-    assert len(wire) < 8800
+    c.deliver(_many_components(4300))
+    assert node.fw.counters.drops["unsolicited_data"] == 1
+    assert "name_too_long" not in node.fw.counters.drops
+    big = interest_of_size(8800, "/a")
+    c.deliver(big)
+    assert p.take() == [big]
+
+
+def test_configured_name_limits_refuse_long_names_before_splitting_them() -> None:
+    cfg = ForwarderConfig(max_name_components=64, max_name_bytes=2048)
+    node = Node(cfg)
+    c, p = node.face(), node.face()
+    node.fw.add_route(N("/a"), p.face_id)
+    wire = _many_components(4300)
     c.deliver(wire)
     assert node.fw.counters.drops["name_too_long"] == 1
-    cfg = node.fw.config
     long_interest = Interest(tuple([b"\x08\x01a"] * (cfg.max_name_components + 1)), nonce=1)
     c.deliver(long_interest.encode())
     assert node.fw.counters.drops["name_too_long"] == 2 and p.take() == []

@@ -103,7 +103,14 @@ class LinkType(enum.Enum):
 
 @dataclass(slots=True)
 class FaceCounters:
-    """Per-face packet and byte counters (as NFD's face status reports them)."""
+    """Per-face packet and byte counters (as NFD's face status reports them).
+
+    Frames and bytes are counted as they cross the face. Network-layer packets by kind
+    (NFD's NInInterests ... NOutNacks) are counted where the kind is already known: in
+    by the forwarder's pipelines once a frame decoded (a fragmented packet once, when
+    whole; a frame that does not decode counts nowhere), out by :meth:`Face.send` from the
+    kind the forwarder passes with the packet.
+    """
 
     in_frames: int = 0
     out_frames: int = 0
@@ -111,6 +118,12 @@ class FaceCounters:
     out_bytes: int = 0
     out_packets: int = 0
     out_fragments: int = 0
+    in_interests: int = 0
+    in_data: int = 0
+    in_nacks: int = 0
+    out_interests: int = 0
+    out_data: int = 0
+    out_nacks: int = 0
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -189,7 +202,14 @@ class Face:
         without a kind is passed on untyped."""
         if self.closed:
             return
-        self.counters.out_packets += 1
+        counters = self.counters
+        counters.out_packets += 1
+        if kind is KIND_INTEREST:
+            counters.out_interests += 1
+        elif kind is KIND_DATA:
+            counters.out_data += 1
+        elif kind is KIND_NACK:
+            counters.out_nacks += 1
         if self.mtu is not None and len(wire) > self.mtu:
             frames = fragment(wire, self.mtu, self._next_sequence, self.sequence_width)
             # consecutive Sequence numbers across packets: the receiver keys reassembly

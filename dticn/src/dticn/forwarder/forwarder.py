@@ -43,22 +43,18 @@ from dticn.forwarder.pit import InRecord, OutRecord, Pit, PitEntry
 from dticn.forwarder.retx import RetxPolicy, RetxTable
 from dticn.forwarder.strategy import Strategy, StrategyRegistry, default_strategy_registry
 from dticn.packets import (
-    TYPE_DATA,
-    TYPE_INTEREST,
     Data,
     DecodeError,
     Interest,
     LpPacket,
     NackReason,
     NameTooLong,
-    decode_data,
-    decode_interest,
     decode_packet,
     encode_nack,
     name_to_str,
 )
 from dticn.packets.lp import LpPacket as _Lp
-from dticn.packets.name import Name, name_from_str
+from dticn.packets.name import MAX_NAME_BYTES, MAX_NAME_COMPONENTS, Name, name_from_str
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +102,9 @@ class ForwarderConfig:
             others. None: only ``pit_capacity`` bounds a face.
         max_name_components / max_name_bytes: longest Name accepted (components and
             TLV-VALUE bytes) in Interests, Data and Nacks (drop ``name_too_long``).
-            The packet format bounds a name only by the 8800-byte packet limit.
+            By default what the 8800-byte packet limit allows
+            (:data:`~dticn.packets.name.MAX_NAME_BYTES`), so every name that fits in a
+            valid packet is accepted; a deployment may set less.
         routes_per_face: most FIB next hops one face may hold through prefix
             registration (:mod:`dticn.mgmt.nfd` refuses more with 403); the global
             bound is ``fib_capacity``.
@@ -130,8 +128,8 @@ class ForwarderConfig:
     forward_retransmissions: bool = True
     max_interest_lifetime_ms: int | None = 3_600_000
     pit_face_quota: int | None = 16_384
-    max_name_components: int = 64
-    max_name_bytes: int = 2048
+    max_name_components: int = MAX_NAME_COMPONENTS
+    max_name_bytes: int = MAX_NAME_BYTES
     routes_per_face: int = 1_000
     cs_face_share: float | None = 0.5
 
@@ -247,16 +245,11 @@ class Forwarder:
 
     # ---------------------------------------------------------------- input
     def receive(self, face: Face, wire: bytes, _depth: int = 0) -> None:
-        """Entry point for every frame a face received."""
-        typ = wire[0] if wire else -1
+        """Entry point for every frame a face received: decoded once, by the reader that
+        reads its outer type (:func:`dticn.packets.decode_packet`), and dispatched on what
+        that decoder returned, so no packet reaches a pipeline of another kind."""
         try:
-            if typ == TYPE_INTEREST:  # the outer type alone picks the decoder
-                packet: Interest | Data | LpPacket = decode_interest(
-                    wire, self.config.max_name_bytes)
-            elif typ == TYPE_DATA:
-                packet = decode_data(wire, self.config.max_name_bytes)
-            else:
-                packet = decode_packet(wire, self.config.max_name_bytes)
+            packet = decode_packet(wire, self.config.max_name_bytes)
         except NameTooLong:
             self.counters.drop("name_too_long")
             return
@@ -265,9 +258,10 @@ class Forwarder:
             if log.isEnabledFor(logging.DEBUG):
                 log.debug("face %d drop malformed (%d bytes): %s", face.face_id, len(wire), exc)
             return
-        if typ == TYPE_INTEREST:
+        kind = type(packet)
+        if kind is Interest:
             self.on_incoming_interest(face, packet)  # type: ignore[arg-type]
-        elif typ == TYPE_DATA:
+        elif kind is Data:
             self.on_incoming_data(face, packet)  # type: ignore[arg-type]
         else:
             self._on_incoming_lp(face, packet, _depth)  # type: ignore[arg-type]
@@ -316,6 +310,7 @@ class Forwarder:
     def on_incoming_interest(self, in_face: Face, interest: Interest) -> None:
         """Scope and hop-limit checks, loop detection, PIT insert, CS lookup."""
         self.counters.in_interests += 1
+        in_face.counters.in_interests += 1
         if log.isEnabledFor(logging.DEBUG):
             log.debug(
                 "face %d in Interest %s nonce=%s lifetime=%s", in_face.face_id,
@@ -556,7 +551,7 @@ class Forwarder:
         Interest had MustBeFresh (otherwise a retransmission with the same nonce, arriving
         just after the Data, is answered from the Content Store instead of Nacked).
         """
-        if not entry.satisfied or entry.key[2]:
+        if not entry.satisfied or entry.key.must_be_fresh:
             now = self.clock.now()
             for rec in entry.out_records.values():
                 self.dead_nonces.insert(entry.name, rec.nonce, now)
@@ -594,6 +589,7 @@ class Forwarder:
     def on_incoming_data(self, in_face: Face, data: Data) -> None:
         """Match the PIT, cache, and send to every waiting downstream."""
         self.counters.in_data += 1
+        in_face.counters.in_data += 1
         if not self.name_within_limits(data.name):
             return
         if log.isEnabledFor(logging.DEBUG):
@@ -651,6 +647,7 @@ class Forwarder:
     def on_incoming_nack(self, in_face: Face, interest: Interest, reason: int) -> None:
         """Mark the out-record Nacked and let the strategy decide."""
         self.counters.in_nacks += 1
+        in_face.counters.in_nacks += 1
         if not self.name_within_limits(interest.name):
             return
         if log.isEnabledFor(logging.DEBUG):

@@ -20,13 +20,22 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from dticn.clock import TimerHandle
 from dticn.forwarder.retx import RetxPolicy
 from dticn.packets.name import TYPE_IMPLICIT_SHA256, Name
 from dticn.packets.ndn import Data, Interest, full_name
 
-PitKey = tuple[Name, bool, bool]
+
+class PitKey(NamedTuple):
+    """What an entry is keyed by, as in NFD: two Interests with the same three share it.
+    (Lookups pass a plain tuple of the same three, equal to it and hashing alike, so only
+    a new entry builds one.)"""
+
+    name: Name
+    can_be_prefix: bool
+    must_be_fresh: bool
 
 
 @dataclass(slots=True)
@@ -72,7 +81,7 @@ class PitEntry:
     @property
     def name(self) -> Name:
         """The Interest name."""
-        return self.key[0]
+        return self.key.name
 
     @property
     def retx_armed(self) -> bool:
@@ -98,7 +107,8 @@ class Pit:
         if capacity <= 0:
             raise ValueError(f"PIT capacity must be > 0, got {capacity}")
         self.capacity = capacity
-        self._entries: dict[PitKey, PitEntry] = {}
+        self._entries: dict[tuple[Name, bool, bool], PitEntry] = {}
+        """Keyed by :class:`PitKey`; looked up by plain tuples of the same three."""
         self._by_name: dict[Name, list[PitEntry]] = {}
         self._digest_entries = 0
         self._prefix_lengths: Counter[int] = Counter()
@@ -121,12 +131,13 @@ class Pit:
 
     def insert(self, interest: Interest, now: float) -> tuple[PitEntry | None, bool]:
         """Find or create the entry; ``(None, False)`` when the table is full."""
-        key = (interest.name, interest.can_be_prefix, interest.must_be_fresh)
-        entry = self._entries.get(key)
+        entry = self._entries.get(
+            (interest.name, interest.can_be_prefix, interest.must_be_fresh))
         if entry is not None:
             return entry, False
         if len(self._entries) >= self.capacity:
             return None, False
+        key = PitKey(interest.name, interest.can_be_prefix, interest.must_be_fresh)
         entry = PitEntry(key, interest, now)
         self._entries[key] = entry
         if len(self._entries) > self._peak:
@@ -205,7 +216,7 @@ class Pit:
             bucket = by_name.get(name[:length])
             if bucket:
                 for entry in bucket:
-                    if entry.key[1]:
+                    if entry.key.can_be_prefix:
                         out.append(entry)
         if self._digest_entries:
             bucket = by_name.get(full_name(data))
@@ -221,19 +232,19 @@ class Pit:
             return
         entry.erased = True
         self._entries.pop(entry.key, None)
-        if _ends_with_digest(entry.key[0]):
+        if _ends_with_digest(entry.key.name):
             self._digest_entries -= 1
-        if entry.key[1]:
-            self._count_prefix_length(len(entry.key[0]), -1)
+        if entry.key.can_be_prefix:
+            self._count_prefix_length(len(entry.key.name), -1)
         for face_id in entry.in_records:
             _unindex(self._in_by_face, face_id, entry)
         for face_id in entry.out_records:
             _unindex(self._out_by_face, face_id, entry)
-        bucket = self._by_name.get(entry.key[0])
+        bucket = self._by_name.get(entry.key.name)
         if bucket is not None:
             bucket.remove(entry)
             if not bucket:
-                del self._by_name[entry.key[0]]
+                del self._by_name[entry.key.name]
         if self._peak > _COMPACT_MIN and len(self._entries) < self._peak // 4:
             self._compact()
 

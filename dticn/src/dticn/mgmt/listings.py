@@ -26,7 +26,6 @@ from ndn.encoding import TlvModel
 
 from dticn.forwarder.face import Face, LinkType
 from dticn.forwarder.forwarder import FIRST_FACE_ID, Forwarder
-from dticn.mgmt.face_traffic import FaceTraffic
 from dticn.packets.name import encode_name
 from dticn.packets.tlv import encode_tlv, encode_uint
 
@@ -47,8 +46,9 @@ def persistency(face: Face) -> FacePersistency:
     return FacePersistency.ON_DEMAND
 
 
-def face_status(face: Face, traffic: FaceTraffic) -> FaceStatus:
-    """One FaceStatus block."""
+def face_status(face: Face) -> FaceStatus:
+    """One FaceStatus block; its packet counts are the face's own, counted where the
+    forwarder decoded or sent each packet (:class:`dticn.forwarder.face.FaceCounters`)."""
     st = FaceStatus()
     st.face_id = face.face_id
     st.uri = face.uri
@@ -58,19 +58,18 @@ def face_status(face: Face, traffic: FaceTraffic) -> FaceStatus:
     st.link_type = _LINK_TYPES[face.link_type]
     if face.mtu is not None:
         st.mtu = face.mtu
-    packets = traffic.counts(face)
-    st.n_in_interests, st.n_in_data = packets.in_interests, packets.in_data
-    st.n_in_nacks = packets.in_nacks
-    st.n_out_interests, st.n_out_data = packets.out_interests, packets.out_data
-    st.n_out_nacks = packets.out_nacks
-    st.n_in_bytes, st.n_out_bytes = face.counters.in_bytes, face.counters.out_bytes
+    c = face.counters
+    st.n_in_interests, st.n_in_data, st.n_in_nacks = c.in_interests, c.in_data, c.in_nacks
+    st.n_out_interests, st.n_out_data = c.out_interests, c.out_data
+    st.n_out_nacks = c.out_nacks
+    st.n_in_bytes, st.n_out_bytes = c.in_bytes, c.out_bytes
     st.flags = FaceFlags.LOCAL_FIELDS_ENABLED if face.wants_incoming_face_id else FaceFlags(0)
     return st
 
 
-def faces_list(fw: Forwarder, traffic: FaceTraffic) -> bytes:
+def faces_list(fw: Forwarder) -> bytes:
     """The ``faces/list`` dataset: every face, by id (FaceStatusMsg's blocks)."""
-    return b"".join(_block(TYPE_FACE_STATUS, face_status(face, traffic))
+    return b"".join(_block(TYPE_FACE_STATUS, face_status(face))
                     for _, face in sorted(fw.faces.items()))
 
 

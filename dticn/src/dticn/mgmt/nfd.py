@@ -35,7 +35,6 @@ from types import MappingProxyType
 from dticn.forwarder.face import Face, FaceScope
 from dticn.forwarder.forwarder import Forwarder
 from dticn.mgmt.command_auth import CommandAuthenticator, CommandRefused
-from dticn.mgmt.face_traffic import FaceTraffic
 from dticn.mgmt.listings import faces_list, fib_list
 from dticn.mgmt.route_charges import RouteCharges
 from dticn.mgmt.segments import DatasetPublisher, Snapshots
@@ -156,7 +155,6 @@ class NfdManagement:
         self._wall_clock = wall_clock
         self.started = wall_clock()
         self.authenticator = authenticator or CommandAuthenticator(wall_clock=wall_clock)
-        self.traffic = FaceTraffic(forwarder)
         self.charges = RouteCharges(forwarder)
         self.publisher = DatasetPublisher()
         self.snapshots = Snapshots(wall_clock)
@@ -165,8 +163,8 @@ class NfdManagement:
             name_from_str("/localhost/nfd/status/general"):
                 lambda now: general_status(fw, started, now),
             name_from_str("/localhost/nfd/status/dticn"):
-                lambda now: json_status(fw, started, now, self.traffic),
-            name_from_str("/localhost/nfd/faces/list"): lambda now: faces_list(fw, self.traffic),
+                lambda now: json_status(fw, started, now),
+            name_from_str("/localhost/nfd/faces/list"): lambda now: faces_list(fw),
             name_from_str("/localhost/nfd/fib/list"): lambda now: fib_list(fw),
         }
 

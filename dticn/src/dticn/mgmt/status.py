@@ -22,14 +22,11 @@ import json
 from collections.abc import Callable
 
 from dticn.forwarder.forwarder import Forwarder
-from dticn.mgmt.face_traffic import FaceTraffic
 
 
-def forwarder_status(
-    fw: Forwarder, started: float, now: float, traffic: FaceTraffic | None = None
-) -> dict[str, object]:
-    """Every counter, table size, limit and face of ``fw`` as plain data (with
-    ``traffic``, each face's packets by kind too)."""
+def forwarder_status(fw: Forwarder, started: float, now: float) -> dict[str, object]:
+    """Every counter, table size, limit and face of ``fw`` as plain data (a face's
+    counters include its packets by kind)."""
     cfg = fw.config
     faces = []
     for face_id, face in sorted(fw.faces.items()):
@@ -39,8 +36,6 @@ def forwarder_status(
             "pending_interests": fw.pit.in_record_count(face_id),
             "routes": fw.fib.route_count(face_id),
         })
-        if traffic is not None:
-            faces[-1]["packets"] = dataclasses.asdict(traffic.counts(face))
     return {
         "uptime_s": round(now - started, 3),
         "tables": {"faces": len(fw.faces), "fib": len(fw.fib), "pit": len(fw.pit),
@@ -79,11 +74,9 @@ def general_status(fw: Forwarder, started: float, now: float) -> bytes:
     return bytes(st.encode())
 
 
-def json_status(
-    fw: Forwarder, started: float, now: float, traffic: FaceTraffic | None = None
-) -> bytes:
+def json_status(fw: Forwarder, started: float, now: float) -> bytes:
     """:func:`forwarder_status` as UTF-8 JSON."""
-    return json.dumps(forwarder_status(fw, started, now, traffic), sort_keys=True).encode()
+    return json.dumps(forwarder_status(fw, started, now), sort_keys=True).encode()
 
 
 Dataset = Callable[[float], bytes]

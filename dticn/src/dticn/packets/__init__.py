@@ -7,6 +7,7 @@ is the reference the tests compare against byte for byte.
 from __future__ import annotations
 
 from dticn.packets.lp import (
+    MAX_LP_PACKET_SIZE,
     TYPE_LP_PACKET,
     LpPacket,
     NackReason,
@@ -14,6 +15,7 @@ from dticn.packets.lp import (
     decode_lp_packet,
     encode_nack,
     fragment,
+    lp_from_value,
 )
 from dticn.packets.name import Name, NameTooLong, encode_name, is_prefix, name_from_str, name_to_str
 from dticn.packets.ndn import (
@@ -23,27 +25,36 @@ from dticn.packets.ndn import (
     Data,
     Interest,
     SignatureType,
+    check_size,
+    data_from_value,
     data_matches,
     decode_data,
     decode_interest,
+    interest_from_value,
 )
-from dticn.packets.tlv import MAX_NDN_PACKET_SIZE, DecodeError, read_var
+from dticn.packets.tlv import MAX_NDN_PACKET_SIZE, DecodeError, read_outer
 
 Packet = Interest | Data | LpPacket
 
 
 def decode_packet(wire: bytes, max_name_bytes: int | None = None) -> Packet:
-    """Decode any top-level packet by its outer TLV type; names longer than
-    ``max_name_bytes`` raise :class:`~dticn.packets.name.NameTooLong`."""
-    if not wire:
-        raise DecodeError("empty packet")
-    typ, _ = read_var(wire, 0)
+    """Decode any top-level packet by its outer TLV type, read once by the reader the
+    decoders use (a type written in more than one byte is the same type); names longer
+    than ``max_name_bytes`` raise :class:`~dticn.packets.name.NameTooLong`."""
+    buf = wire if type(wire) is bytes else bytes(wire)
+    if len(buf) > MAX_LP_PACKET_SIZE:
+        raise DecodeError(f"packet of {len(buf)} bytes is oversized")
+    typ, start, end = read_outer(buf)
     if typ == TYPE_INTEREST:
-        return decode_interest(wire, max_name_bytes)
+        if end > MAX_NDN_PACKET_SIZE:
+            check_size(buf)
+        return interest_from_value(buf, start, end, max_name_bytes)
     if typ == TYPE_DATA:
-        return decode_data(wire, max_name_bytes)
+        if end > MAX_NDN_PACKET_SIZE:
+            check_size(buf)
+        return data_from_value(buf, start, end, max_name_bytes)
     if typ == TYPE_LP_PACKET:
-        return decode_lp_packet(wire)
+        return lp_from_value(buf, start, end)
     raise DecodeError(f"unknown top-level TLV type {typ} (expected Interest, Data or LpPacket)")
 
 

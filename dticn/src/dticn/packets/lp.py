@@ -118,12 +118,21 @@ class LpPacket:
         return encode_var(TYPE_LP_PACKET) + encode_var(len(value)) + value
 
 
+MAX_LP_PACKET_SIZE = MAX_NDN_PACKET_SIZE + 64
+"""Largest LpPacket accepted: a whole network-layer packet plus its NDNLPv2 headers."""
+
+
 def decode_lp_packet(wire: bytes) -> LpPacket:
     """Decode an LpPacket (outer type 100); raise :class:`DecodeError` if malformed."""
-    if len(wire) > MAX_NDN_PACKET_SIZE + 64:
-        raise DecodeError(f"LpPacket of {len(wire)} bytes is oversized")
     buf = wire if type(wire) is bytes else bytes(wire)
+    if len(buf) > MAX_LP_PACKET_SIZE:
+        raise DecodeError(f"LpPacket of {len(buf)} bytes is oversized")
     _, vstart, vend = read_outer(buf, TYPE_LP_PACKET)
+    return lp_from_value(buf, vstart, vend)
+
+
+def lp_from_value(buf: bytes, vstart: int, vend: int) -> LpPacket:
+    """The LpPacket whose outer TLV-VALUE is ``buf[vstart:vend]``."""
     out = LpPacket()
     seen: set[int] = set()
     for typ, _es, s, e in iter_elements(buf, vstart, vend):

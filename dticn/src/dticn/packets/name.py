@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ndn.encoding import Name as _NdnName
 
-from dticn.packets.tlv import DecodeError, encode_var, read_var
+from dticn.packets.tlv import MAX_NDN_PACKET_SIZE, DecodeError, encode_var, read_element
 
 Name = tuple[bytes, ...]
 
@@ -19,6 +19,13 @@ TYPE_NAME = 0x07
 TYPE_GENERIC = 0x08
 TYPE_IMPLICIT_SHA256 = 0x01
 TYPE_PARAMS_SHA256 = 0x02
+
+MAX_NAME_BYTES = MAX_NDN_PACKET_SIZE - 8
+"""The longest Name TLV-VALUE a valid packet holds: an 8800-byte Interest carrying only
+its Name (outer and Name headers of a 1-byte TYPE and a 3-byte LENGTH each; Nonce and the
+rest are optional in v0.3). A name that fits in a valid packet is a valid name."""
+MAX_NAME_COMPONENTS = MAX_NAME_BYTES // 2
+"""The most components such a name has (a component takes at least 2 bytes)."""
 
 
 def name_from_str(uri: str) -> Name:
@@ -48,9 +55,10 @@ def decode_name_value(
     """Split a Name's TLV-VALUE into components, checking each component's shape.
 
     ``max_bytes`` bounds the TLV-VALUE (every component takes at least two bytes, so it
-    bounds the component count too); a longer name raises :class:`NameTooLong`.
-    One pass with 1-byte TYPE and LENGTH read inline: every packet's name goes through
-    here, so it does no more than slice each component out.
+    bounds the component count too); a longer name raises :class:`NameTooLong` before
+    it is split. The components are walked by the packets' one element reader
+    (:func:`~dticn.packets.tlv.read_element`); every packet's name goes through here,
+    so it does no more than check each type and slice each component out.
     """
     if max_bytes is not None and end - start > max_bytes:
         raise NameTooLong(f"name of {end - start} bytes exceeds the {max_bytes}-byte limit")
@@ -60,32 +68,16 @@ def decode_name_value(
     append = comps.append
     pos = start
     while pos < end:
-        typ = buf[pos]
-        if typ < 0xFD:
+        typ, s, e = read_element(buf, pos, end)
+        if typ <= TYPE_PARAMS_SHA256:
             if typ == 0:
                 raise DecodeError("name component type 0 outside 1..65535")
-            p = pos + 1
-        else:
-            typ, p = read_var(buf, pos)
-            if typ > 0xFFFF:
-                raise DecodeError(f"name component type {typ} outside 1..65535")
-        if p >= end:
-            raise DecodeError(f"TLV type {typ} at offset {pos} has no length")
-        length = buf[p]
-        if length < 0xFD:
-            vstart = p + 1
-        else:
-            length, vstart = read_var(buf, p)
-        vend = vstart + length
-        if vend > end:
-            raise DecodeError(
-                f"TLV type {typ} at offset {pos} claims {length} bytes, only "
-                f"{max(0, end - vstart)} left"
-            )
-        if typ <= TYPE_PARAMS_SHA256 and length != 32:
-            raise DecodeError(f"digest component of type {typ} must be 32 bytes")
-        append(buf[pos:vend])
-        pos = vend
+            if e - s != 32:
+                raise DecodeError(f"digest component of type {typ} must be 32 bytes")
+        elif typ > 0xFFFF:
+            raise DecodeError(f"name component type {typ} outside 1..65535")
+        append(buf[pos:e])
+        pos = e
     return tuple(comps)
 
 

@@ -34,29 +34,29 @@ from dticn.packets.tlv import (
     encode_var,
     is_critical,
     iter_elements,
+    read_element,
     read_outer,
-    read_var,
 )
 
-TYPE_INTEREST = 0x05
-TYPE_DATA = 0x06
-TYPE_CAN_BE_PREFIX = 0x21
-TYPE_MUST_BE_FRESH = 0x12
-TYPE_FORWARDING_HINT = 0x1E
-TYPE_NONCE = 0x0A
-TYPE_INTEREST_LIFETIME = 0x0C
-TYPE_HOP_LIMIT = 0x22
-TYPE_APPLICATION_PARAMETERS = 0x24
-TYPE_INTEREST_SIGNATURE_INFO = 0x2C
-TYPE_INTEREST_SIGNATURE_VALUE = 0x2E
-TYPE_META_INFO = 0x14
-TYPE_CONTENT_TYPE = 0x18
-TYPE_FRESHNESS_PERIOD = 0x19
-TYPE_FINAL_BLOCK_ID = 0x1A
-TYPE_CONTENT = 0x15
-TYPE_SIGNATURE_INFO = 0x16
-TYPE_SIGNATURE_VALUE = 0x17
-TYPE_SIGNATURE_TYPE = 0x1B
+TYPE_INTEREST: Final = 0x05
+TYPE_DATA: Final = 0x06
+TYPE_CAN_BE_PREFIX: Final = 0x21
+TYPE_MUST_BE_FRESH: Final = 0x12
+TYPE_FORWARDING_HINT: Final = 0x1E
+TYPE_NONCE: Final = 0x0A
+TYPE_INTEREST_LIFETIME: Final = 0x0C
+TYPE_HOP_LIMIT: Final = 0x22
+TYPE_APPLICATION_PARAMETERS: Final = 0x24
+TYPE_INTEREST_SIGNATURE_INFO: Final = 0x2C
+TYPE_INTEREST_SIGNATURE_VALUE: Final = 0x2E
+TYPE_META_INFO: Final = 0x14
+TYPE_CONTENT_TYPE: Final = 0x18
+TYPE_FRESHNESS_PERIOD: Final = 0x19
+TYPE_FINAL_BLOCK_ID: Final = 0x1A
+TYPE_CONTENT: Final = 0x15
+TYPE_SIGNATURE_INFO: Final = 0x16
+TYPE_SIGNATURE_VALUE: Final = 0x17
+TYPE_SIGNATURE_TYPE: Final = 0x1B
 
 DEFAULT_INTEREST_LIFETIME_MS = 4000
 
@@ -250,64 +250,45 @@ def encode_data(data: Data) -> bytes:
     return encode_var(TYPE_DATA) + encode_var(len(value)) + value
 
 
-def _check_size(wire: bytes | memoryview) -> None:
+def check_size(wire: bytes | memoryview) -> None:
+    """Refuse a network-layer packet over the 8800-byte limit."""
     if len(wire) > MAX_NDN_PACKET_SIZE:
         raise DecodeError(
             f"packet of {len(wire)} bytes exceeds the {MAX_NDN_PACKET_SIZE}-byte limit"
         )
 
 
-def _element_end(buf: bytes, pos: int, end: int) -> tuple[int, int, int]:
-    """``(type, value_start, value_end)`` of the TLV at ``pos`` (long forms; the decoders
-    read 1-byte TYPE and LENGTH inline and call this only for the rest)."""
-    typ = buf[pos]
-    p = pos + 1
-    if typ >= 0xFD:
-        typ, p = read_var(buf, pos)
-    if p >= end:
-        raise DecodeError(f"TLV type {typ} at offset {pos} has no length")
-    length = buf[p]
-    s = p + 1
-    if length >= 0xFD:
-        length, s = read_var(buf, p)
-    e = s + length
-    if e > end:
-        raise DecodeError(
-            f"TLV type {typ} at offset {pos} claims {length} bytes, only "
-            f"{max(0, end - s)} left"
-        )
-    return typ, s, e
-
-
-def _outer(buf: bytes, expected: int) -> tuple[int, int]:
-    """``(value_start, value_end)`` of the outer TLV, which must be ``expected`` and span
-    ``buf``; 1-byte TYPE with a 1- or 3-byte LENGTH read inline, the rest by
-    :func:`read_outer`."""
-    n = len(buf)
-    if n >= 2 and buf[0] == expected:
-        first = buf[1]
-        if first < 0xFD:
-            if first + 2 == n:
-                return 2, n
-        elif first == 0xFD and n >= 4 and int.from_bytes(buf[2:4], "big") + 4 == n:
-            return 4, n
-    _, start, end = read_outer(buf, expected)
-    return start, end
+def _unexpected(rank: int, typ: int, packet: str) -> None:
+    """An element out of place (``rank`` -1: a type this packet does not know): skipped
+    when unknown and non-critical, else :class:`DecodeError`."""
+    if rank < 0:
+        if is_critical(typ):
+            raise DecodeError(f"unknown critical element type {typ} in {packet}")
+        return
+    raise DecodeError(f"element type {typ} repeated or out of order in {packet}")
 
 
 def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
     """Decode an Interest TLV (outer type 5); raise :class:`DecodeError` if malformed
-    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``).
-
-    One pass over the elements with 1-byte TYPE and LENGTH read inline (the forwarder
-    decodes every packet); order, repetition and critical types are checked as the
-    packet format says. Values the forwarder does not look at (ApplicationParameters,
-    signature) are sliced, never parsed: ``wire`` is what gets relayed.
-    """
-    if len(wire) > MAX_NDN_PACKET_SIZE:
-        _check_size(wire)
+    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
     buf = wire if type(wire) is bytes else bytes(wire)
-    pos, end = _outer(buf, TYPE_INTEREST)
+    if len(buf) > MAX_NDN_PACKET_SIZE:
+        check_size(buf)
+    _, start, end = read_outer(buf, TYPE_INTEREST)
+    return interest_from_value(buf, start, end, max_name_bytes)
+
+
+def interest_from_value(buf: bytes, start: int, end: int,
+                        max_name_bytes: int | None = None) -> Interest:
+    """The Interest whose outer TLV-VALUE is ``buf[start:end]`` (and whose whole wire is
+    ``buf``), for a caller that read the outer TLV already
+    (:func:`dticn.packets.decode_packet`).
+
+    One pass over the elements (:func:`~dticn.packets.tlv.read_element`); order,
+    repetition and critical types are checked as the packet format says. Values the
+    forwarder does not look at (ApplicationParameters, signature) are sliced, never
+    parsed: ``buf`` is what gets relayed.
+    """
     name: Name = ()
     can_be_prefix = must_be_fresh = False
     nonce = lifetime_ms = hop_limit = None
@@ -315,46 +296,37 @@ def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
     hop_offset = -1
     last = -1
     order = _INTEREST_ORDER_FAST
+    pos = start
     while pos < end:
-        typ = buf[pos]
-        if typ < 0xFD and pos + 1 < end and buf[pos + 1] < 0xFD:
-            s = pos + 2
-            e = s + buf[pos + 1]
-            if e > end:
-                typ, s, e = _element_end(buf, pos, end)
-        else:
-            typ, s, e = _element_end(buf, pos, end)
+        typ, s, e = read_element(buf, pos, end)
         pos = e
-        rank = order.get(typ)
-        if rank is None:
-            if typ <= 31 or typ & 1:
-                raise DecodeError(f"unknown critical element type {typ} in Interest")
-            continue
+        rank = order.get(typ, -1)
         if rank <= last:
-            raise DecodeError(f"element type {typ} repeated or out of order in Interest")
+            _unexpected(rank, typ, "Interest")
+            continue
         last = rank
-        if rank == 0:
+        if typ == TYPE_NAME:
             name = decode_name_value(buf, s, e, max_name_bytes)
-        elif rank == 4:
+        elif typ == TYPE_NONCE:
             if e - s != 4:
                 raise DecodeError(f"Nonce must be 4 bytes, got {e - s}")
             nonce = int.from_bytes(buf[s:e], "big")
-        elif rank == 5:
+        elif typ == TYPE_INTEREST_LIFETIME:
             lifetime_ms = decode_uint(buf[s:e])
-        elif rank == 1:
+        elif typ == TYPE_CAN_BE_PREFIX:
             can_be_prefix = True
-        elif rank == 2:
+        elif typ == TYPE_MUST_BE_FRESH:
             must_be_fresh = True
-        elif rank == 6:
+        elif typ == TYPE_HOP_LIMIT:
             if e - s != 1:
                 raise DecodeError(f"HopLimit must be 1 byte, got {e - s}")
             hop_limit = buf[s]
             hop_offset = s
-        elif rank == 3:
+        elif typ == TYPE_FORWARDING_HINT:
             hint = buf[s:e]
-        elif rank == 7:
+        elif typ == TYPE_APPLICATION_PARAMETERS:
             params = buf[s:e]
-        elif rank == 8:
+        elif typ == TYPE_INTEREST_SIGNATURE_INFO:
             sig_info = buf[s:e]
         else:
             sig_value = buf[s:e]
@@ -368,46 +340,42 @@ def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
 
 def decode_data(wire: bytes, max_name_bytes: int | None = None) -> Data:
     """Decode a Data TLV (outer type 6); raise :class:`DecodeError` if malformed
-    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``).
-
-    Same single pass as :func:`decode_interest`."""
-    if len(wire) > MAX_NDN_PACKET_SIZE:
-        _check_size(wire)
+    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
     buf = wire if type(wire) is bytes else bytes(wire)
-    pos, end = _outer(buf, TYPE_DATA)
+    if len(buf) > MAX_NDN_PACKET_SIZE:
+        check_size(buf)
+    _, start, end = read_outer(buf, TYPE_DATA)
+    return data_from_value(buf, start, end, max_name_bytes)
+
+
+def data_from_value(buf: bytes, start: int, end: int,
+                    max_name_bytes: int | None = None) -> Data:
+    """The Data whose outer TLV-VALUE is ``buf[start:end]``: the same single pass as
+    :func:`interest_from_value`."""
     out = Data((), b"", ContentType.BLOB, None, None, None, None, buf)
     last = -1
     seen_name = False
     order = _DATA_ORDER_FAST
+    pos = start
     while pos < end:
-        typ = buf[pos]
-        if typ < 0xFD and pos + 1 < end and buf[pos + 1] < 0xFD:
-            s = pos + 2
-            e = s + buf[pos + 1]
-            if e > end:
-                typ, s, e = _element_end(buf, pos, end)
-        else:
-            typ, s, e = _element_end(buf, pos, end)
+        typ, s, e = read_element(buf, pos, end)
         pos = e
-        rank = order.get(typ)
-        if rank is None:
-            if typ <= 31 or typ & 1:
-                raise DecodeError(f"unknown critical element type {typ} in Data")
-            continue
+        rank = order.get(typ, -1)
         if rank <= last:
-            raise DecodeError(f"element type {typ} repeated or out of order in Data")
+            _unexpected(rank, typ, "Data")
+            continue
         last = rank
-        if rank == 0:
+        if typ == TYPE_NAME:
             out.name = decode_name_value(buf, s, e, max_name_bytes)
             seen_name = True
-        elif rank == 1:
+        elif typ == TYPE_META_INFO:
             if e - s == 3 and buf[s] == TYPE_CONTENT_TYPE and buf[s + 1] == 1:
                 out.content_type = buf[s + 2]     # the usual MetaInfo: ContentType only
             else:
                 _decode_meta_info(buf, s, e, out)
-        elif rank == 2:
+        elif typ == TYPE_CONTENT:
             out.content = buf[s:e]
-        elif rank == 3:
+        elif typ == TYPE_SIGNATURE_INFO:
             if e - s == 3 and buf[s] == TYPE_SIGNATURE_TYPE and buf[s + 1] == 1:
                 out.signature_type = buf[s + 2]   # SignatureType only (DigestSha256)
             else:
@@ -425,13 +393,10 @@ def _decode_meta_info(buf: bytes, start: int, end: int, out: Data) -> None:
     last = -1
     order = _META_ORDER
     for typ, _es, s, e in iter_elements(buf, start, end):
-        rank = order.get(typ)
-        if rank is None:
-            if is_critical(typ):
-                raise DecodeError(f"unknown critical element type {typ} in MetaInfo")
-            continue
+        rank = order.get(typ, -1)
         if rank <= last:
-            raise DecodeError(f"element type {typ} repeated or out of order in MetaInfo")
+            _unexpected(rank, typ, "MetaInfo")
+            continue
         last = rank
         if typ == TYPE_CONTENT_TYPE:
             out.content_type = decode_uint(buf[s:e])

@@ -85,56 +85,80 @@ def is_critical(typ: int) -> bool:
     return typ <= 31 or (typ & 1) == 1
 
 
+def read_element(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int, int]:
+    """``(type, value_start, value_end)`` of the TLV element at ``pos``, which must end by
+    ``end``: the one reader of TLV headers, which every decoder walks its elements with
+    (Interest, Data, MetaInfo, Name, LpPacket; :func:`iter_elements` too). A 1-byte TYPE
+    and LENGTH, the common case, is read inline; this is the forwarder's hottest code.
+    Raises :class:`DecodeError` when the header or the value runs past ``end``."""
+    typ = buf[pos]
+    if typ < 0xFD and pos + 1 < end:
+        length = buf[pos + 1]
+        if length < 0xFD:
+            e = pos + 2 + length
+            if e <= end:
+                return typ, pos + 2, e
+    return _read_long_element(buf, pos, end)
+
+
+def _read_long_element(buf: bytes | memoryview, pos: int, end: int) -> tuple[int, int, int]:
+    """:func:`read_element` for multi-byte numbers and for the errors."""
+    typ = buf[pos]
+    p = pos + 1
+    if typ >= 0xFD:
+        typ, p = read_var(buf, pos)
+    if p >= end:
+        raise DecodeError(f"TLV type {typ} at offset {pos} has no length")
+    length = buf[p]
+    s = p + 1
+    if length >= 0xFD:
+        length, s = read_var(buf, p)
+    e = s + length
+    if e > end:
+        raise DecodeError(
+            f"TLV type {typ} at offset {pos} claims {length} bytes, only "
+            f"{max(0, end - s)} left"
+        )
+    return typ, s, e
+
+
 def iter_elements(
     buf: bytes | memoryview, start: int = 0, end: int | None = None
 ) -> list[tuple[int, int, int, int]]:
-    """Return ``(type, element_start, value_start, value_end)`` for each TLV in the range.
-
-    Raises :class:`DecodeError` when an element's header or value runs past ``end``.
-    One-byte TYPE and LENGTH (the common case) are read inline: this loop is the
-    forwarder's hottest code.
-    """
+    """Return ``(type, element_start, value_start, value_end)`` for each TLV in the range,
+    read by :func:`read_element` (for callers that want them all at once)."""
     pos = start
     stop = len(buf) if end is None else end
     out: list[tuple[int, int, int, int]] = []
     append = out.append
     while pos < stop:
-        typ = buf[pos]
-        if typ < 0xFD:
-            p = pos + 1
-        else:
-            typ, p = read_var(buf, pos)
-        if p >= stop:
-            raise DecodeError(f"TLV type {typ} at offset {pos} has no length")
-        length = buf[p]
-        if length < 0xFD:
-            vstart = p + 1
-        else:
-            length, vstart = read_var(buf, p)
-        vend = vstart + length
-        if vend > stop:
-            raise DecodeError(
-                f"TLV type {typ} at offset {pos} claims {length} bytes, only "
-                f"{max(0, stop - vstart)} left"
-            )
-        append((typ, pos, vstart, vend))
-        pos = vend
+        typ, s, e = read_element(buf, pos, stop)
+        append((typ, pos, s, e))
+        pos = e
     return out
 
 
 def read_outer(buf: bytes | memoryview, expected: int | None = None) -> tuple[int, int, int]:
     """Read the outermost TLV of a packet; it must span exactly the buffer.
 
-    Returns ``(type, value_start, value_end)``.
+    Returns ``(type, value_start, value_end)``. The type is read as any TLV-TYPE is, so a
+    packet whose outer type is written in more than one byte is the same packet (the NDN
+    readers of ndn-cxx and python-ndn accept it too): whoever dispatches on the outer
+    type reads it here, with the decoder's own reader, never by its first byte.
     """
-    if len(buf) == 0:
-        raise DecodeError("empty packet")
-    typ, p = read_var(buf, 0)
-    length, vstart = read_var(buf, p)
-    if vstart + length != len(buf):
+    n = len(buf)
+    if n >= 2 and buf[0] < 0xFD and buf[1] < 0xFD:   # a packet of up to 254 bytes
+        typ, vstart, vend = buf[0], 2, 2 + buf[1]
+    else:
+        if n == 0:
+            raise DecodeError("empty packet")
+        typ, p = read_var(buf, 0)
+        length, vstart = read_var(buf, p)
+        vend = vstart + length
+    if vend != n:
         raise DecodeError(
-            f"outer TLV type {typ} has length {length} but {len(buf) - vstart} bytes follow"
+            f"outer TLV type {typ} has length {vend - vstart} but {n - vstart} bytes follow"
         )
     if expected is not None and typ != expected:
         raise DecodeError(f"expected TLV type {expected}, got {typ}")
-    return typ, vstart, vstart + length
+    return typ, vstart, vend
