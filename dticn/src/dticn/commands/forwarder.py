@@ -67,6 +67,7 @@ def forwarder(
     from dticn.forwarder.retx import RetxPolicy
     from dticn.net.daemon import print_ready, serve
     from dticn.net.listen import ListenerError
+    from dticn.net.serving import RouteUnreachable
 
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
@@ -107,7 +108,7 @@ def forwarder(
                           routes=routes, backlog=backlog, unix_mode=mode,
                           warn_interval=warn_interval, status_interval=status_interval,
                           pcap=pcap or None, authenticator=authenticator))
-    except ListenerError as exc:  # a listener in use, an address taken: says why and the fix
+    except (ListenerError, RouteUnreachable) as exc:  # in use, taken, unreachable: why, fix
         typer.echo(f"dticn forwarder: {exc}", err=True)
         raise typer.Exit(2) from None
 

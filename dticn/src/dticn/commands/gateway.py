@@ -61,6 +61,8 @@ def gateway(
 
     from dticn.emulation.gateway import print_ready, serve_gateway
     from dticn.emulation.scenario import EdgeScenario
+    from dticn.net.listen import ListenerError
+    from dticn.net.serving import RouteUnreachable
 
     logging.basicConfig(
         level=getattr(logging, log_level.upper(), logging.INFO),
@@ -102,9 +104,9 @@ def gateway(
                                   routes=routes,
                                   ready=print_ready, status_every_s=status_every,
                                   pcap=pcap or None))
-    except ConnectionError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+    except (ListenerError, RouteUnreachable) as exc:  # in use, taken, unreachable: why, fix
+        typer.echo(f"dticn gateway: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def _print_prediction(scenario: object, specs: list[str]) -> None:

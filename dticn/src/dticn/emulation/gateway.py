@@ -28,11 +28,8 @@ is 1.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import signal
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,11 +39,11 @@ from dticn.emulation.realtime import RealtimeDriver
 from dticn.emulation.scenario import EdgeScenario
 from dticn.links.endpoint import Endpoint
 from dticn.mgmt.nfd import NfdManagement
-from dticn.net.listen import ListenUri, open_connection, open_listener
 from dticn.net.lora_pcap import LoRaTrace, lora_path, trace_radio
-from dticn.net.pcap import PcapWriter, trace_forwarder
+from dticn.net.pcap import PcapWriter
+from dticn.net.serving import print_listening, serving
 from dticn.packets import Data, Interest
-from dticn.packets.name import Name, name_from_str
+from dticn.packets.name import name_from_str
 
 log = logging.getLogger(__name__)
 
@@ -107,74 +104,50 @@ async def serve_gateway(
     ``-lora`` before the suffix (:mod:`dticn.net.lora_pcap`; virtual seconds since the
     edge was built, the kernel's time, not the wall clock).
     """
-    if not listen:
-        raise ValueError("give at least one --listen URI, e.g. tcp://127.0.0.1:6363")
-    uris = [ListenUri.parse(u) for u in listen]
     gw = EmulatedGateway(scenario, time_scale=time_scale, wire_time=wire_time)
     fw = gw.edge.gateway_fw
-    writer = trace_forwarder(fw, pcap) if pcap else None
     lora_trace = trace_radio(gw.edge.radio, lora_path(pcap)) if pcap else None
-    stop = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
-    closers: list[Callable[[], None]] = []
-    bound: list[str] = []
     reporter: asyncio.Future[None] | None = None
+    started = False
     try:
-        for uri in uris:
-            where, close = await open_listener(fw, uri)
-            bound.append(where)
-            closers.append(close)
-            log.info("listening on %s", where)
-        static: list[Name] = []
-        for prefix, target in routes:
-            try:
-                face = await open_connection(fw, ListenUri.parse(target))
-            except OSError as exc:
-                raise ConnectionError(f"--route {prefix}={target}: cannot reach the peer "
-                                      f"({exc}); start that gateway or forwarder first") from exc
-            fw.add_route(name_from_str(prefix), face.face_id)
-            static.append(name_from_str(prefix))
-            log.info("route %s -> face %d %s", prefix, face.face_id, target)
-        gw.edge.bypass.extend([name_from_str("/localhost"), *static])
-        gw.edge.start()
-        gw.driver.start()
-        log.info("emulating the LoRa edge: scheme %s, %d nodes %s, time scale %g, seed %d",
-                 scenario.scheme, scenario.nodes, " ".join(scenario.node_prefixes()),
-                 time_scale, scenario.seed)
-        traces = [t for t in (writer, lora_trace) if t is not None]
-        reporter = asyncio.ensure_future(_report(gw, status_every_s, traces))
-        while not gw.edge.all_registered and gw.driver.now() < ready_timeout_s:
-            if stop.is_set():
-                break
-            await asyncio.sleep(0.01)
-        if not gw.edge.all_registered:
-            missing = sorted(set(scenario.node_prefixes()) - set(gw.edge.registered()))
-            log.warning("nodes %s did not register within %.0f virtual s; serving anyway "
-                        "(their names get NACK until they do)", missing, ready_timeout_s)
-        for prefix in gw.edge.registered():
-            log.info("registered %s", prefix)
-        if ready is not None:
-            ready(bound, gw)
-        await stop.wait()
+        async with serving(fw, listen, routes=routes, stop=stop, pcap=pcap) as up:
+            gw.edge.bypass.extend([name_from_str("/localhost"), *up.routes])
+            gw.edge.start()
+            gw.driver.start()
+            started = True
+            log.info("emulating the LoRa edge: scheme %s, %d nodes %s, time scale %g, seed %d",
+                     scenario.scheme, scenario.nodes, " ".join(scenario.node_prefixes()),
+                     time_scale, scenario.seed)
+            traces = [t for t in (up.trace, lora_trace) if t is not None]
+            reporter = asyncio.ensure_future(_report(gw, status_every_s, traces))
+            await _wait_for_nodes(gw, up.stop, ready_timeout_s)
+            if ready is not None:
+                ready(up.bound, gw)
+            await up.stop.wait()
     finally:
         if reporter is not None:
             reporter.cancel()
         gw.driver.stop()
-        for close in closers:
-            close()
-        for face in list(fw.faces.values()):
-            face.close()
-        log.info("status %s", json.dumps(gw.status(), sort_keys=True))
-        if writer is not None:
-            writer.close()
-            log.info("pcap %s: %d frames", pcap, writer.frames)
+        if started:          # a start-up refused (a listener, a route) has nothing to say
+            log.info("status %s", json.dumps(gw.status(), sort_keys=True))
         if lora_trace is not None and pcap:
             lora_trace.close()
             log.info("pcap %s: %d LoRa frames", lora_path(pcap), lora_trace.frames)
     return gw
+
+
+async def _wait_for_nodes(gw: EmulatedGateway, stop: asyncio.Event, timeout_s: float) -> None:
+    """Until every node registered or ``timeout_s`` virtual seconds passed (warn then)."""
+    while not gw.edge.all_registered and gw.driver.now() < timeout_s:
+        if stop.is_set():
+            break
+        await asyncio.sleep(0.01)
+    if not gw.edge.all_registered:
+        missing = sorted(set(gw.edge.scenario.node_prefixes()) - set(gw.edge.registered()))
+        log.warning("nodes %s did not register within %.0f virtual s; serving anyway "
+                    "(their names get NACK until they do)", missing, timeout_s)
+    for prefix in gw.edge.registered():
+        log.info("registered %s", prefix)
 
 
 async def _report(gw: EmulatedGateway, every_s: float,
@@ -192,12 +165,7 @@ async def _report(gw: EmulatedGateway, every_s: float,
 
 def print_ready(bound: list[str], gw: EmulatedGateway) -> None:
     """Tell a parent process where we listen, the clock mapping, then READY."""
-    for uri in bound:
-        sys.stdout.write(f"listening {uri}\n")
     d = gw.driver
-    sys.stdout.write(f"clock epoch={d.wall_epoch:.6f} scale={d.time_scale:g} "
-                     f"now={d.now():.3f}\n")
-    for prefix in gw.edge.registered():
-        sys.stdout.write(f"registered {prefix}\n")
-    sys.stdout.write("READY\n")
-    sys.stdout.flush()
+    print_listening(bound, f"clock epoch={d.wall_epoch:.6f} scale={d.time_scale:g} "
+                           f"now={d.now():.3f}",
+                    *(f"registered {prefix}" for prefix in gw.edge.registered()))

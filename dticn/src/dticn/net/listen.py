@@ -47,6 +47,10 @@ class ListenUri:
     port: int = 0
     path: str = ""
 
+    def __str__(self) -> str:
+        return (f"unix://{self.path}" if self.scheme == "unix"
+                else f"{self.scheme}://{self.host}:{self.port}")
+
     @classmethod
     def parse(cls, uri: str) -> ListenUri:
         """Parse; raise ValueError naming the accepted forms."""
