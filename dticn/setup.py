@@ -37,7 +37,7 @@ COMPILED = [
     "src/dticn/forwarder/pit.py",
     "src/dticn/forwarder/retx.py",
     "src/dticn/forwarder/strategy.py",
-    "src/dticn/net/clock.py",
+    "src/dticn/net/asyncio_clock.py",
 ]
 """Paths (relative to this file) compiled when ``DTICN_COMPILE=1``. Not ``net/stream.py``:
 its faces would become native classes, which take no weak references (mypyc gives them

@@ -21,7 +21,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "net links",                # faces onto sockets, onto the MAC, in memory, app endpoints
     "schemes",                  # gateway schemes, protocol names and signalling
     "apps",                     # consumer and node applications
-    "edge profiles",            # the LoRa edge builder; the artifact and model profiles
+    "lora_edge edge_profiles",  # the LoRa edge builder; the artifact and model profiles
     "experiments",              # the simulated world, metrics, runs
     "emulation",                # the emulated gateway
     "commands cli_options",     # the command line and its shared options
@@ -54,3 +54,16 @@ def test_every_import_goes_down() -> None:
             if target != package and _layer(target) > _layer(package):
                 wrong.append(f"{path.relative_to(ROOT)} imports dticn.{target}")
     assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A module's name says which layer it belongs to: two ``gateway.py`` in different
+    packages make every import and every docs table ambiguous. ``commands/`` is exempt:
+    its modules are named after the CLI commands they implement."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        rel = path.relative_to(ROOT)
+        if path.name != "__init__.py" and rel.parts[0] != "commands":
+            seen.setdefault(path.name, []).append(str(rel))
+    shared = {name: where for name, where in seen.items() if len(where) > 1}
+    assert not shared, f"modules sharing a name: {shared}"

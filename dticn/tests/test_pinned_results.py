@@ -98,9 +98,9 @@ def run_sweep(tmp: Path) -> dict[str, Any]:
 def run_edge(scheme: str) -> dict[str, Any]:
     """The prediction of a three-node emulated edge: every item's start, end and outcome,
     and the edge's status (registrations, scheme counters, LoRa frames, forwarder)."""
-    from dticn.emulation.edge import Edge
+    from dticn.emulation.edge_scenario import EdgeScenario
+    from dticn.emulation.emulated_edge import Edge
     from dticn.emulation.predict import predict
-    from dticn.emulation.scenario import EdgeScenario
 
     scenario = EdgeScenario(scheme=scheme, nodes=3, seed=5, items=20)
     requests = [(90.0 + 37.0 * k, scenario.item_uri(1 + k % 3, k)) for k in range(20)]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from dticn.emulation.edge import Edge
-from dticn.emulation.scenario import EdgeScenario
+from dticn.emulation.edge_scenario import EdgeScenario
+from dticn.emulation.emulated_edge import Edge
 
 
 def test_push_nodes_keep_producing_and_status_fits_one_packet() -> None:

@@ -7,8 +7,8 @@ import asyncio
 import json
 import time
 
-from dticn.emulation.gateway import EmulatedGateway, serve_gateway
-from dticn.emulation.scenario import EdgeScenario
+from dticn.emulation.edge_scenario import EdgeScenario
+from dticn.emulation.gateway_process import EmulatedGateway, serve_gateway
 from dticn.packets import ContentType, Data, Interest, decode_packet, name_from_str
 from dticn.schemes.signalling import read_wait_hint
 

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from dticn.emulation.edge_scenario import EdgeScenario
 from dticn.emulation.predict import predict
-from dticn.emulation.scenario import EdgeScenario
 
 EXAMPLE = str(Path(__file__).parents[2] / "examples" / "wait_hint_consumer.py")
 SCALE = 25.0

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from dticn.emulation.edge import Edge
+from dticn.emulation.edge_scenario import EdgeScenario
+from dticn.emulation.emulated_edge import Edge
 from dticn.emulation.realtime import LagStats, RealtimeDriver
-from dticn.emulation.scenario import EdgeScenario
 from dticn.sim.kernel import EventKernel
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dticn.emulation.scenario import EdgeScenario
+from dticn.emulation.edge_scenario import EdgeScenario
 from dticn.schemes import get as get_config
 
 

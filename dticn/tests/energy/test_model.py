@@ -3,7 +3,7 @@
 import pytest
 
 from dticn.energy.model import EnergyConfig, EnergyMeter
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 
 
 def test_defaults_are_the_datasheet_figures() -> None:

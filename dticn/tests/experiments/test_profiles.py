@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from dticn.edge_profiles import ARTIFACT, MODEL, get_profile
 from dticn.experiments.params import Experiment
 from dticn.experiments.runner import run_one
 from dticn.experiments.world import World
-from dticn.profiles import ARTIFACT, MODEL, get_profile
 
 
 def test_profiles_are_found_by_name_and_name_their_differences() -> None:

@@ -11,11 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from dticn.cli import build_app
+from dticn.edge_profiles import ARTIFACT, MODEL
 from dticn.experiments import sensitivity
 from dticn.experiments.params import Experiment
 from dticn.experiments.runner import run_one
 from dticn.experiments.sensitivity import markdown, run_sensitivity, variants
-from dticn.profiles import ARTIFACT, MODEL
 
 
 def test_each_variant_switches_one_difference_and_the_last_is_the_other_profile() -> None:

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from dticn.forwarder.forwarder import Forwarder
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.packets import Data, Interest, name_from_str
 from dticn.sim.kernel import EventKernel
 

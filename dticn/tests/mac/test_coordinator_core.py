@@ -10,8 +10,8 @@ from functools import partial
 
 import pytest
 
-from dticn.mac.config import MacConfig
 from dticn.mac.coordinator import DsmeCoordinator
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.fake_platform import EventLog, FakeMedium, fake_platform
 from dticn.mac.frames import BROADCAST, Frame, FrameKind
 from dticn.mac.gts import Direction, GtsTable, allocate_first_fit

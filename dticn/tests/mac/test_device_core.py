@@ -12,8 +12,8 @@ from functools import partial
 import pytest
 
 from dticn.energy.model import EnergyMeter
-from dticn.mac.config import MacConfig
 from dticn.mac.device import DsmeDevice
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.fake_platform import EventLog, FakeMedium, Sent, fake_platform
 from dticn.mac.frames import BROADCAST, Frame, FrameKind
 from dticn.mac.gts import Direction, Gts
@@ -21,7 +21,7 @@ from dticn.mac.platform import RECEPTION_MARGIN_S, MacRequest, Status
 from dticn.mac.states import GtsState, SyncState
 from dticn.mac.upkeep import UPKEEP
 from dticn.phy.airtime import LoRaParams, time_on_air
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 from dticn.sim.kernel import EventKernel
 
 NODE, GATEWAY = 1, 0

@@ -15,7 +15,13 @@ from dticn.mac.gts import (
 )
 from dticn.mac.states import GTS_TRANSITIONS, GtsEvent, GtsState
 from dticn.mac.timing import DsmeTiming
-from dticn.phy.states import RADIO_TRANSITIONS, IllegalTransition, RadioEvent, RadioState, fire
+from dticn.phy.radio_states import (
+    RADIO_TRANSITIONS,
+    IllegalTransition,
+    RadioEvent,
+    RadioState,
+    fire,
+)
 
 
 def test_static_schedule_single_channel_one_up_one_down() -> None:

@@ -18,7 +18,7 @@ from ndn.transport.stream_face import UnixFace
 from dticn.forwarder.forwarder import Forwarder
 from dticn.mgmt.command_auth import authenticator_from_files
 from dticn.mgmt.nfd import NfdManagement
-from dticn.net.clock import AsyncioClock
+from dticn.net.asyncio_clock import AsyncioClock
 from dticn.net.listen import ListenUri, open_listener
 from dticn.packets import name_from_str
 

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from dticn.net.clock import AsyncioClock
+from dticn.net.asyncio_clock import AsyncioClock
 
 
 def test_timers_fire_in_time_order_and_cancelled_ones_never() -> None:
@@ -56,6 +56,6 @@ def test_a_failing_callback_is_logged_and_the_others_run(
         await asyncio.sleep(0.02)
         return out
 
-    with caplog.at_level(logging.ERROR, logger="dticn.net.clock"):
+    with caplog.at_level(logging.ERROR, logger="dticn.net.asyncio_clock"):
         assert asyncio.run(run()) == [1]
     assert "ZeroDivisionError" in caplog.text

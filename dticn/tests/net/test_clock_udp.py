@@ -7,7 +7,7 @@ import socket
 
 from dticn.clock import Clock
 from dticn.forwarder.forwarder import Forwarder
-from dticn.net.clock import AsyncioClock
+from dticn.net.asyncio_clock import AsyncioClock
 from dticn.net.daemon import serve
 from dticn.packets import LpPacket, NackReason, decode_packet
 

@@ -22,7 +22,7 @@ from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.pit import PitEntry
 from dticn.mgmt.nfd import NfdManagement
-from dticn.net.clock import AsyncioClock
+from dticn.net.asyncio_clock import AsyncioClock
 from dticn.net.listen import ListenUri, open_listener
 from dticn.packets import Data, Interest, name_from_str
 

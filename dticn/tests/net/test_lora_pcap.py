@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from dticn.edge import LORA_LINK
 from dticn.experiments.params import Experiment
 from dticn.experiments.world import World
 from dticn.links.observer import classify
+from dticn.lora_edge import LORA_LINK
 from dticn.mac.ieee802154 import DecodedFrame, FrameType, decode_frame
 from dticn.net.lora_pcap import LINKTYPE_IEEE802_15_4_NOFCS, lora_path
 from dticn.net.pcap import FORWARDER_IP, LINKTYPE_ETHERNET, face_ip, read_pcap, read_records
@@ -231,8 +231,8 @@ def test_lora_path_puts_lora_before_the_suffix() -> None:
 
 
 def test_emulated_gateway_writes_the_lora_frames_next_to_its_trace(tmp_path: Path) -> None:
-    from dticn.emulation.gateway import EmulatedGateway, serve_gateway
-    from dticn.emulation.scenario import EdgeScenario
+    from dticn.emulation.edge_scenario import EdgeScenario
+    from dticn.emulation.gateway_process import EmulatedGateway, serve_gateway
 
     trace = tmp_path / "gw.pcap"
     seen: list[float] = []

@@ -10,7 +10,7 @@ import pytest
 
 from dticn.forwarder.face import FaceScope, RecordingFace
 from dticn.forwarder.forwarder import Forwarder
-from dticn.net.clock import AsyncioClock
+from dticn.net.asyncio_clock import AsyncioClock
 from dticn.net.listen import ListenUri, open_connection
 from dticn.net.stream import UdpFace, UdpProtocol
 from dticn.packets import Interest, decode_packet, name_from_str

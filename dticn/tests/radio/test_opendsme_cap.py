@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dticn.mac.config import MacConfig
 from dticn.mac.csma import Backoff, CsmaParams, SlottedCsmaCa, Transmit
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.timing import DsmeTiming
 from dticn.radio.context import build_context
 from dticn.radio.network import RadioNetwork

@@ -7,7 +7,7 @@ import random
 
 from dticn.forwarder.face import FaceScope, RecordingFace
 from dticn.forwarder.forwarder import Forwarder
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.packets import Data, decode_packet, name_from_str
 from dticn.schemes.push import NodePushHooks, PushingNode
 from dticn.sim.kernel import EventKernel

@@ -9,7 +9,7 @@ follows wait hints and keeps asking; :class:`~dticn.schemes.push.PushConsumer`: 
 from __future__ import annotations
 
 from dticn.apps.items import ItemLog
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.packets.name import Name
 from dticn.schemes.base import ConsumerBehaviour
 

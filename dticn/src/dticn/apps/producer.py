@@ -10,7 +10,7 @@ GTS.
 from __future__ import annotations
 
 from dticn.apps.items import ItemLog
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
 from dticn.schemes.signalling import REGISTRATION_PREFIX

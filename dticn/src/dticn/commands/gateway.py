@@ -59,8 +59,8 @@ def gateway(
     import asyncio
     import logging
 
-    from dticn.emulation.gateway import print_ready, serve_gateway
-    from dticn.emulation.scenario import EdgeScenario
+    from dticn.emulation.edge_scenario import EdgeScenario
+    from dticn.emulation.gateway_process import print_ready, serve_gateway
     from dticn.net.listen import ListenerError
     from dticn.net.serving import RouteUnreachable
 
@@ -111,8 +111,8 @@ def gateway(
 
 def _print_prediction(scenario: object, specs: list[str]) -> None:
     """One ``PREDICT`` line per spec, from :func:`dticn.emulation.predict.predict`."""
+    from dticn.emulation.edge_scenario import EdgeScenario
     from dticn.emulation.predict import predict
-    from dticn.emulation.scenario import EdgeScenario
     from dticn.schemes import get as get_config
 
     assert isinstance(scenario, EdgeScenario)

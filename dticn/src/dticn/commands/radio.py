@@ -74,7 +74,7 @@ def radio_command(
 
     from dticn.radio.batch import run
     from dticn.radio.context import build_context, smallest_mo_that_fits
-    from dticn.radio.plots import plot_run
+    from dticn.radio.radio_plots import plot_run
     from dticn.radio.scenario import Scenario, parse_duration
 
     console = Console(stderr=True)

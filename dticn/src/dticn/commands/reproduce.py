@@ -79,7 +79,7 @@ def _config_names(configs: str | None) -> list[str]:
 
 
 def _profile_names(profiles: list[str] | None, default: str) -> list[str]:
-    from dticn.profiles import PROFILES
+    from dticn.edge_profiles import PROFILES
 
     profs = list(profiles) if profiles else [default]
     bad = [p for p in profs if p not in PROFILES]
@@ -160,12 +160,12 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
+    from dticn.edge_profiles import PROFILES
     from dticn.experiments.metrics import aggregate
     from dticn.experiments.params import Experiment
     from dticn.experiments.plots import write_plots
     from dticn.experiments.runner import run_many
     from dticn.experiments.table import COLUMNS, text_rows
-    from dticn.profiles import PROFILES
     from dticn.radio.scenario import parse_duration
 
     preset = QUICK if quick else FULL

@@ -15,7 +15,7 @@ asyncio callbacks, between kernel events. Every frame from a socket face:
    InterestLifetime of an Interest multiplied by it for the PIT before the forwarder sees
    it; the relayed wire is unchanged. The wait hints the gateway's scheme answers with are
    divided by the same scale where they are made
-   (:meth:`dticn.schemes.gateway.GatewayContext.on_wire`). Each gateway converts only what
+   (:meth:`dticn.schemes.gateway_base.GatewayContext.on_wire`). Each gateway converts only what
    crosses its own sockets or what it generates, so chains of gateways never convert twice.
 
 A socket face is taken over at its first frame: :class:`SocketIngress` is one of the

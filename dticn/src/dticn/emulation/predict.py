@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dticn.apps.consumer import ConsumerApp
-from dticn.emulation.edge import Edge
-from dticn.emulation.scenario import EdgeScenario
+from dticn.emulation.edge_scenario import EdgeScenario
+from dticn.emulation.emulated_edge import Edge
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.links.internet import InternetLink
 from dticn.packets.name import name_from_str, name_to_str
 from dticn.schemes.base import SchemeConfig

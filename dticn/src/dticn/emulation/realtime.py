@@ -8,7 +8,7 @@ emulated behind real sockets.
 Algorithm, on the running asyncio loop:
 
 1. Virtual time is ``start + (wall - wall_start) * time_scale``
-   (:class:`~dticn.net.clock.AsyncioClock` does this mapping; it is reused, not copied).
+   (:class:`~dticn.net.asyncio_clock.AsyncioClock` does this mapping; it is reused, not copied).
 2. A single asyncio timer is armed for the wall deadline of the kernel's next event.
 3. When it fires, every event whose time is at or before the virtual now runs, in the
    kernel's order; each one records its *lag*, how far behind virtual now it ran. Then the
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from dticn.net.clock import AsyncioClock
+from dticn.net.asyncio_clock import AsyncioClock
 from dticn.sim.kernel import EventKernel
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 
 #: Radio states whose time is tracked (sleep is the remainder).
 AWAKE_STATES = (RadioState.STANDBY, RadioState.CAD, RadioState.RX, RadioState.TX)

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dticn.profiles import Profile
+    from dticn.edge_profiles import Profile
 
 PATTERNS = ("uniform", "periodic", "poisson")
 
@@ -33,7 +33,7 @@ class Experiment:
         mo: DSME multisuperframe order (None: 5, or the smallest that holds every node's
             GTS); BO follows MO.
         profile: ``model`` (ours) or ``artifact`` (the artifact as it ran), see
-            :mod:`dticn.profiles`; or a :class:`~dticn.profiles.Profile` itself (a variant
+            :mod:`dticn.edge_profiles`; or a :class:`~dticn.edge_profiles.Profile` itself (a variant
             with one difference switched, :mod:`dticn.experiments.sensitivity`).
         cap_rx: the node's CAP listen policy; None: the profile's.
         energy_profile: ``optimised`` or ``dsme-lora`` (:mod:`dticn.energy.profiles`);
@@ -64,7 +64,7 @@ class Experiment:
             raise ValueError(f"interval_s={self.interval_s}: give 0 < low <= high seconds")
         if self.nodes < 1:
             raise ValueError(f"nodes={self.nodes}: at least one LoRa node")
-        from dticn.profiles import PROFILES, Profile
+        from dticn.edge_profiles import PROFILES, Profile
         if not isinstance(self.profile, Profile) and self.profile not in PROFILES:
             raise ValueError(f"profile={self.profile!r}: use one of {sorted(PROFILES)}")
         from dticn.energy.profiles import ENERGY_PROFILES

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dticn.edge_profiles import PROFILES, Profile, get_profile
 from dticn.experiments.metrics import aggregate
 from dticn.experiments.params import Experiment
 from dticn.experiments.runner import run_many
-from dticn.profiles import PROFILES, Profile, get_profile
 
 SHOWN = (("success_ratio", "success", 2), ("latency_p50_s", "p50 time to content, s", 1),
          ("lora_frames_per_item", "LoRa frames per item", 2),
@@ -31,7 +31,7 @@ class Difference:
     Args:
         key: short name, appended to the base profile's (``artifact+slots``).
         title: what is switched, in the field's words.
-        fields: :class:`~dticn.profiles.Profile` fields switched together (the item's size
+        fields: :class:`~dticn.edge_profiles.Profile` fields switched together (the item's size
             and its signature are one choice: the artifact's Data builder).
         flip: the two profiles agree on this setting (the CAP listen policy: off in both);
             the variant takes the other value, so the table still shows what it moves.

@@ -23,19 +23,19 @@ import numpy as np
 from dticn.apps.consumer import ConsumerApp
 from dticn.apps.items import ItemLog
 from dticn.apps.producer import NodeApp
-from dticn.edge import LORA_LINK, EdgeSettings, build_edge, edge_radio, item_times
+from dticn.edge_profiles import Profile, get_profile
 from dticn.experiments.params import Experiment
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.links.internet import InternetLink
 from dticn.links.observer import PacketCounter
+from dticn.lora_edge import LORA_LINK, EdgeSettings, build_edge, edge_radio, item_times
 from dticn.mac.platform import MacEvent
 from dticn.net.lora_pcap import LoRaTrace, trace_radio
 from dticn.net.pcap import PcapWriter, trace_forwarder
 from dticn.packets.name import Name, name_from_str
 from dticn.packets.tlv import encode_tlv
-from dticn.profiles import Profile, get_profile
 from dticn.radio.context import build_context
 from dticn.radio.scenario import Scenario
 from dticn.schemes import get as get_config
@@ -104,7 +104,7 @@ def experiment_profile(exp: Experiment) -> Profile:
 
 
 def radio_scenario(exp: Experiment) -> Scenario:
-    """The radio side of ``exp`` (:func:`dticn.edge.edge_radio`), its horizon stretched with
+    """The radio side of ``exp`` (:func:`dticn.lora_edge.edge_radio`), its horizon stretched with
     the multisuperframe (:func:`stretched`)."""
     scenario = edge_radio(nodes=exp.nodes, seed=exp.seed, sf=exp.sf,
                           battery_mah=exp.battery_mah, mo=exp.mo, duration_s=exp.horizon_s,

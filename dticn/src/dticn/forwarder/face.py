@@ -38,23 +38,15 @@ import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from dticn.forwarder.native import mypyc_attr
 from dticn.packets.lp import Reassembler, fragment
 
 if TYPE_CHECKING:
     from dticn.forwarder.retx import RetxPolicy
     from dticn.packets.ndn import Data, Interest
 
-T = TypeVar("T")
-
-try:
-    from mypy_extensions import mypyc_attr
-except ImportError:  # the pure build: only mypyc reads the decorator
-    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[T], T]:  # type: ignore[no-redef]
-        """Stand-in for mypy_extensions.mypyc_attr (see docs/dticn-core.md
-        "Performance"), so that the pure build needs no mypy_extensions."""
-        return lambda cls: cls
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ strategy choice; each pipeline is one named method, a straight sequence of steps
 drop goes through ``counters.drop(reason)``. No sockets and no clock of its own: bytes
 come in through :meth:`Forwarder.receive` (faces call it), go out through
 ``face.send``, and time and timers come from the injected :class:`dticn.clock.Clock`
-(the EventKernel in simulation, :class:`dticn.net.clock.AsyncioClock` in real time).
+(the EventKernel in simulation, :class:`dticn.net.asyncio_clock.AsyncioClock` in real time).
 Randomness (nonces) comes from an injected ``random.Random``.
 
 Pipelines: receive -> on_incoming_interest -> (on_interest_loop | on_content_store_hit |

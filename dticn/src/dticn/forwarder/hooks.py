@@ -25,24 +25,15 @@ forwarder behaves like NFD.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final
+
+from dticn.forwarder.native import mypyc_attr
 
 if TYPE_CHECKING:
     from dticn.forwarder.face import Face
     from dticn.forwarder.forwarder import Forwarder
     from dticn.forwarder.pit import PitEntry
     from dticn.packets.ndn import Data, Interest
-
-T = TypeVar("T")
-
-try:
-    from mypy_extensions import mypyc_attr
-except ImportError:  # the pure build: only mypyc reads the decorator
-    def mypyc_attr(*attrs: str, **kwattrs: object) -> Callable[[T], T]:  # type: ignore[no-redef]
-        """Stand-in for mypy_extensions.mypyc_attr (see docs/dticn-core.md
-        "Performance"), so that the pure build needs no mypy_extensions."""
-        return lambda cls: cls
 
 
 class UnsolicitedDataVerdict:

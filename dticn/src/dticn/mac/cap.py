@@ -23,12 +23,12 @@ from collections.abc import Callable
 from typing import Any
 
 from dticn.mac.ack import AckWait
-from dticn.mac.config import MacConfig
 from dticn.mac.csma import AccessFailure, Backoff, Cca, CsmaAction, SlottedCsmaCa, Transmit
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.frames import Frame
 from dticn.mac.platform import Platform, Status
 from dticn.phy.airtime import time_on_air
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 
 Finished = Callable[[Frame, Status, int], Any]
 

@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from dticn.mac.cap import CapAccess
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.endpoint import MacEndpoint
 from dticn.mac.frames import BROADCAST, Frame, FrameKind, RxMeta
 from dticn.mac.gts import ALLOCATORS, CapacityError, Direction, GtsTable

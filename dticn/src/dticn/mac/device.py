@@ -13,10 +13,10 @@ The parts (each reaches the world only through the :class:`Platform`):
 * :class:`~dticn.mac.sync.SyncTracker`: association handshake, beacon tracking, sync loss;
 * :class:`~dticn.mac.gts_sender.UplinkGts`: the uplink GTS path (slot, ACK, retries);
 * :class:`~dticn.mac.cap.CapAccess`: CSMA/CA in the CAP;
-* :class:`~dticn.mac.listen.ListenWindows`: downlink-GTS and CAP receive windows;
+* :class:`~dticn.mac.receive_windows.ListenWindows`: downlink-GTS and CAP receive windows;
 * an upkeep strategy from :data:`~dticn.mac.upkeep.UPKEEP`: periodic windows as events
-  (``upkeep="events"``, exact, slow) or booked in closed form by :mod:`dticn.radio.upkeep`
-  (``upkeep="closed"``); frames always run as events.
+  (``upkeep="events"``, exact, slow) or booked in closed form by
+  :mod:`dticn.radio.upkeep_closed_form` (``upkeep="closed"``); frames always run as events.
 
 This class routes what the medium delivers to the part it concerns, sends ACKs and keeps
 CAP data frames waiting until the node tracks beacons.
@@ -30,19 +30,19 @@ from typing import Any
 
 from dticn.energy.model import EnergyMeter
 from dticn.mac.cap import CapAccess
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.endpoint import MacEndpoint
 from dticn.mac.frames import Frame, FrameKind, RxMeta
 from dticn.mac.gts import Direction, Gts, next_slot
 from dticn.mac.gts_sender import GtsQueue, UplinkGts
-from dticn.mac.listen import BeaconWindow, ListenWindows
 from dticn.mac.platform import MacObserver, MacRequest, Platform, Status
+from dticn.mac.receive_windows import BeaconWindow, ListenWindows
 from dticn.mac.states import GtsState, SyncState
 from dticn.mac.sync import SyncTracker
 from dticn.mac.upkeep import UPKEEP
 from dticn.phy.airtime import time_on_air
 from dticn.phy.medium import Transmission
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 
 UPKEEP_MODES = tuple(UPKEEP)
 ASSOCIATION_MODES = ("static", "handshake")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.frames import BROADCAST, Frame, FrameKind
 from dticn.mac.platform import MacEvent, MacObserver, MacRequest, Platform, Status
 

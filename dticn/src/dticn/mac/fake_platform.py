@@ -31,7 +31,7 @@ from dticn.phy.channels import ChannelPlan
 from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.medium import END_OF_FRAME_PRIORITY, Transmission
 from dticn.phy.radio import CoordinatorRadio, SimRadio
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 from dticn.sim.kernel import EventKernel
 
 TX_POWER_DBM = 14.0

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 from dticn.clock import TimerHandle
 from dticn.mac.ack import AckWait
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.frames import Frame
 from dticn.mac.gts import Direction, Gts, GtsTable, cell_at, next_slot
 from dticn.mac.platform import MacRequest, Platform, Status

@@ -16,7 +16,7 @@ from dticn.clock import Clock, TimerHandle
 from dticn.mac.frames import Frame
 from dticn.phy.airtime import LoRaParams
 from dticn.phy.dutycycle import DutyCycleTracker
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 
 RECEPTION_MARGIN_S = 1e-6
 """A timer that found the receiver busy runs again this long after the frame's end."""

@@ -1,5 +1,5 @@
 """The MAC's state machines (GTS handshake, association and beacon tracking) as transition
-tables, run by :func:`dticn.phy.states.fire` like the transceiver's own table.
+tables, run by :func:`dticn.phy.radio_states.fire` like the transceiver's own table.
 """
 
 from __future__ import annotations

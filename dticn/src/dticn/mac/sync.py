@@ -19,11 +19,11 @@ from typing import Any
 
 from dticn.clock import TimerHandle
 from dticn.mac.cap import CapAccess
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.frames import Frame, FrameKind
 from dticn.mac.gts import Gts
-from dticn.mac.listen import BeaconWindow
 from dticn.mac.platform import Platform, Status
+from dticn.mac.receive_windows import BeaconWindow
 from dticn.mac.states import (
     GTS_TRANSITIONS,
     SYNC_TRANSITIONS,
@@ -33,7 +33,7 @@ from dticn.mac.states import (
     SyncState,
 )
 from dticn.phy.medium import Transmission
-from dticn.phy.states import RadioState, fire
+from dticn.phy.radio_states import RadioState, fire
 
 
 class SyncTracker:

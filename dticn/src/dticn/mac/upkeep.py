@@ -3,11 +3,11 @@ and (``cap_rx``) every CAP.
 
 Two strategies, registered by name in :data:`UPKEEP`:
 
-* ``"events"`` (:class:`EventUpkeep`): the windows of :mod:`dticn.mac.listen` run as
+* ``"events"`` (:class:`EventUpkeep`): the windows of :mod:`dticn.mac.receive_windows` run as
   events through the radio's state table; exact, and as slow as the number of windows.
 * ``"closed"`` (:class:`ClosedFormUpkeep`, the default): no window runs; the node answers
   the medium as if its receiver were on in them (while its radio sleeps) and
-  :mod:`dticn.radio.upkeep` books their time in closed form at the end of a run. Frames
+  :mod:`dticn.radio.upkeep_closed_form` books their time in closed form at the end of a run. Frames
   always run as events. What the closed form cannot know is kept here: RX beyond a window
   (a frame longer than ``gts_rx_window_s``) and, with ``cap_rx``, CAP time the node's own
   CAP transactions held the radio (already booked live, so not idle listening).
@@ -22,12 +22,12 @@ from typing import Protocol
 
 from dticn.energy.model import EnergyMeter
 from dticn.mac.cap import CapAccess
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.gts import Gts
-from dticn.mac.listen import BeaconWindow, ListenWindows
 from dticn.mac.platform import Platform
+from dticn.mac.receive_windows import BeaconWindow, ListenWindows
 from dticn.phy.medium import Transmission
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 
 
 class Upkeep(Protocol):

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.mgmt.command_auth import CommandAuthenticator
 from dticn.mgmt.nfd import NfdManagement
-from dticn.net.clock import AsyncioClock
+from dticn.net.asyncio_clock import AsyncioClock
 from dticn.net.listen import DEFAULT_BACKLOG, DEFAULT_UNIX_MODE
 from dticn.net.report import start_reporting
 from dticn.net.serving import print_listening, serving

@@ -1,6 +1,6 @@
 """Put a forwarder on sockets and take it off again: the one start-up and shut-down of
 ``dticn forwarder`` (:func:`dticn.net.daemon.serve`) and ``dticn gateway``
-(:func:`dticn.emulation.gateway.serve_gateway`).
+(:func:`dticn.emulation.gateway_process.serve_gateway`).
 
 Start-up, in order: parse every ``--listen`` URI (a typo fails before anything opens),
 install SIGTERM/SIGINT as the stop signal, open the pcap trace, open each listener, dial

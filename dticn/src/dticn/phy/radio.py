@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from dticn.phy.medium import Medium, Transmission
-from dticn.phy.states import RADIO_TRANSITIONS, RadioEvent, RadioState, fire
+from dticn.phy.radio_states import RADIO_TRANSITIONS, RadioEvent, RadioState, fire
 from dticn.sim.kernel import EventKernel
 
 
@@ -28,7 +28,7 @@ class StateMeter(Protocol):
 class SimRadio:
     """An SX1276-like transceiver in simulation: state table, energy meter, medium access.
 
-    Every state change goes through :data:`~dticn.phy.states.RADIO_TRANSITIONS`; an
+    Every state change goes through :data:`~dticn.phy.radio_states.RADIO_TRANSITIONS`; an
     illegal one raises, so the energy booked per state is the time the MAC really spent.
     """
 

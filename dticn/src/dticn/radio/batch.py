@@ -14,8 +14,8 @@ uplink GTS at offset ``o`` (period ``P`` = one multisuperframe):
 3. FIFO service (Lindley): ``M_k = max(s_k, M_{k-1}) + n_k d`` where ``M_k - d`` is the
    slot of item k's last attempt; with ``C_k = sum_{j<=k} n_j d`` this is
    ``M_k = C_k + max_{j<=k}(s_j - C_{j-1})``, a cumulative maximum: no Python loop.
-4. Energy: the closed-form upkeep of :mod:`dticn.radio.upkeep` plus, per attempt, wake-up,
-   TX for ``T``, then RX for the ACK (turnaround + ACK airtime) or its timeout.
+4. Energy: the closed-form upkeep of :mod:`dticn.radio.upkeep_closed_form` plus, per attempt,
+   wake-up, TX for ``T``, then RX for the ACK (turnaround + ACK airtime) or its timeout.
 
 It reproduces the event engine exactly on a clean link (tested) and is used for
 GTS-only synthetic traffic with static association ("engine=auto" picks it then).
@@ -32,13 +32,13 @@ import numpy as np
 
 from dticn.energy.model import EnergyMeter
 from dticn.mac.gts import Direction
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 from dticn.radio.context import RadioContext, build_context
 from dticn.radio.network import node_arrivals
 from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
-from dticn.radio.upkeep import book_upkeep, node_activity, reception_probability
+from dticn.radio.upkeep_closed_form import book_upkeep, node_activity, reception_probability
 
 
 def batch_supported(s: Scenario, ctx: RadioContext) -> str | None:

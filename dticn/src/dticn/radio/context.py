@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from dticn.energy.model import EnergyConfig
 from dticn.energy.profiles import EnergyProfile, load_energy_profile
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.gts import ALLOCATORS, Direction, GtsTable
 from dticn.phy.airtime import LoRaParams, time_on_air
 from dticn.phy.channels import ChannelPlan

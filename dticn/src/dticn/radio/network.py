@@ -31,7 +31,7 @@ from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
 from dticn.radio.traffic import arrivals
-from dticn.radio.upkeep import book_upkeep, node_activity, reception_probability
+from dticn.radio.upkeep_closed_form import book_upkeep, node_activity, reception_probability
 from dticn.sim.kernel import EventKernel
 
 

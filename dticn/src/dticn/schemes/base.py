@@ -4,7 +4,7 @@ behaviour each host runs under it, as objects.
 A configuration supplies three behaviours, each built per host from the configuration
 (never chosen by a mode string):
 
-* the gateway's forwarder hooks (``gateway_scheme``, :mod:`dticn.schemes.gateway`);
+* the gateway's forwarder hooks (``gateway_scheme``, :mod:`dticn.schemes.gateway_base`);
 * the consumer application's (:class:`ConsumerBehaviour`): how a transaction is asked for
   and when it ends;
 * the node's (:class:`NodeBehaviour`): on demand, or pushing its items.
@@ -20,10 +20,10 @@ from dticn.clock import Clock
 from dticn.forwarder.face import Face
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.retx import RetxPolicy
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.packets import ContentType, Data, Interest
 from dticn.packets.name import Name
-from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.gateway_base import GatewayContext, GatewayScheme
 from dticn.schemes.signalling import read_wait_hint
 
 Triple = tuple[float, float, int]

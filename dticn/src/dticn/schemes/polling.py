@@ -9,7 +9,7 @@ prefixes have no FIB route at the gateway, so the consumer gets a network Nack (
 from __future__ import annotations
 
 from dticn.schemes.base import SchemeConfig
-from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.gateway_base import GatewayContext, GatewayScheme
 
 
 class PollingScheme(GatewayScheme):

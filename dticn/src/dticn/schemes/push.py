@@ -27,7 +27,7 @@ from dticn.forwarder.retx import RetxPolicy
 from dticn.packets import Data, DecodeError, Interest, decode_data
 from dticn.packets.name import TYPE_PARAMS_SHA256, Name
 from dticn.schemes.base import ConsumerBehaviour, ConsumerHost, NodeBehaviour, SchemeConfig
-from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.gateway_base import GatewayContext, GatewayScheme
 from dticn.schemes.reflexive import FibReflexiveHop, PitReflexiveHop
 from dticn.schemes.signalling import (
     RFX_PREFIX,

@@ -26,7 +26,7 @@ from dticn.mac.gts import Direction
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
 from dticn.schemes.base import ConsumerBehaviour, ConsumerHost, SchemeConfig
-from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.gateway_base import GatewayContext, GatewayScheme
 from dticn.schemes.signalling import is_signal, nack, wait_hint
 
 HINT_GUARD_S = 0.1

@@ -4,9 +4,9 @@
             || LoRa / DSME            simulated consumer (:mod:`dticn.emulation.predict`)
     [node fwd] - node app   (one per node)
 
-Built by :func:`dticn.edge.build_edge`, the builder the simulator's
+Built by :func:`dticn.lora_edge.build_edge`, the builder the simulator's
 :class:`~dticn.experiments.world.World` uses too, with the node names of an
-:class:`~dticn.emulation.scenario.EdgeScenario` instead of the artifact's ``/xid``.
+:class:`~dticn.emulation.edge_scenario.EdgeScenario` instead of the artifact's ``/xid``.
 What is on the Internet side is the caller's business; the gateway's forwarder is a plain
 :class:`~dticn.forwarder.forwarder.Forwarder` in both (the emulated gateway feeds it the
 frames of its sockets through :class:`~dticn.emulation.ingress.SocketIngress`).
@@ -17,9 +17,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from dticn.edge import EdgeSettings, build_edge, edge_radio
-from dticn.emulation.scenario import EdgeScenario
+from dticn.emulation.edge_scenario import EdgeScenario
 from dticn.forwarder.forwarder import Forwarder
+from dticn.lora_edge import EdgeSettings, build_edge, edge_radio
 from dticn.radio.context import build_context
 from dticn.schemes import get as get_config
 from dticn.schemes.base import SchemeConfig
@@ -37,7 +37,7 @@ class Edge:
 
     ``wall_wire_scale`` (``dticn gateway --wire-time wall``): the wait hints the scheme
     answers with go on the wire in wall seconds, this many times fewer than the kernel's
-    emulated ones (:meth:`dticn.schemes.gateway.GatewayContext.on_wire`). None: emulated
+    emulated ones (:meth:`dticn.schemes.gateway_base.GatewayContext.on_wire`). None: emulated
     seconds on the wire.
     """
 

@@ -20,10 +20,10 @@ from collections.abc import Callable
 
 from dticn.clock import TimerHandle
 from dticn.mac.cap import CapAccess
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.gts import Gts
 from dticn.mac.platform import Platform
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 
 
 class BeaconWindow:

@@ -14,9 +14,9 @@ import math
 
 from dticn.energy.model import EnergyMeter
 from dticn.energy.profiles import Activity
-from dticn.mac.config import MacConfig
+from dticn.mac.dsme_config import MacConfig
 from dticn.mac.gts import Gts
-from dticn.phy.states import RadioState
+from dticn.phy.radio_states import RadioState
 
 
 def book_upkeep(meter: EnergyMeter, cfg: MacConfig, *, start: float, end: float,

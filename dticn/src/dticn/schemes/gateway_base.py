@@ -20,7 +20,7 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.pit import PitEntry
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.mac.coordinator import DsmeCoordinator
 from dticn.mac.gts import Direction
 from dticn.packets import Data, Interest

@@ -27,10 +27,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from dticn.edge import item_times
+from dticn.edge_profiles import get_profile
+from dticn.lora_edge import item_times
 from dticn.packets.name import Name, name_from_str, name_to_str
 from dticn.packets.tlv import encode_tlv
-from dticn.profiles import get_profile
 from dticn.schemes import get as get_config
 
 

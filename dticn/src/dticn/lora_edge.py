@@ -6,7 +6,7 @@ face per node, and behind each node its forwarder and application.
     [node fwd] - node app   (one per node)
 
 :class:`~dticn.experiments.world.World` (simulation) and
-:class:`~dticn.emulation.edge.Edge` (emulation) differ only in what they put on the
+:class:`~dticn.emulation.emulated_edge.Edge` (emulation) differ only in what they put on the
 Internet side and in a few settings (:class:`EdgeSettings`); everything they share is here:
 the radio side (:func:`edge_radio`), the wiring (:func:`build_edge`) and the traffic draw
 (:func:`item_times`).
@@ -22,22 +22,22 @@ import numpy as np
 
 from dticn.apps.items import ItemLog
 from dticn.apps.producer import NodeApp
+from dticn.edge_profiles import Profile, get_profile
 from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.pit import PitEntry
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.links.lora import GatewayRadio, LoRaFace
 from dticn.links.observer import PacketCounter
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name, is_prefix
-from dticn.profiles import Profile, get_profile
 from dticn.radio.context import SlotTooShort, build_context, smallest_mo_that_fits
 from dticn.radio.network import RadioNetwork
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
 from dticn.schemes.base import SchemeConfig, Triple
-from dticn.schemes.gateway import GatewayContext, GatewayScheme
+from dticn.schemes.gateway_base import GatewayContext, GatewayScheme
 from dticn.schemes.signalling import (
     REGISTRATION_PREFIX,
     SIGNAL_CONTENT_TYPES,

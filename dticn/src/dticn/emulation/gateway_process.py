@@ -1,5 +1,5 @@
 """The emulated gateway process: real socket faces on the Internet side, the simulated
-DSME/LoRa edge (:class:`~dticn.emulation.edge.Edge`) on the other, one kernel driven by
+DSME/LoRa edge (:class:`~dticn.emulation.emulated_edge.Edge`) on the other, one kernel driven by
 :class:`~dticn.emulation.realtime.RealtimeDriver`.
 
 Steps of :func:`serve_gateway`:
@@ -21,7 +21,7 @@ are in emulated seconds, so at ``--time-scale k`` a client waits ``hint / k`` wa
 (the status says k as ``wire_time_scale``). With ``wire_time="wall"`` the gateway converts
 Interest lifetimes where its sockets deliver them
 (:class:`~dticn.emulation.ingress.SocketIngress`) and its scheme's wait hints where they
-are made (:meth:`~dticn.schemes.gateway.GatewayContext.on_wire`), and ``wire_time_scale``
+are made (:meth:`~dticn.schemes.gateway_base.GatewayContext.on_wire`), and ``wire_time_scale``
 is 1.
 """
 
@@ -33,11 +33,11 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dticn.emulation.edge import Edge
+from dticn.emulation.edge_scenario import EdgeScenario
+from dticn.emulation.emulated_edge import Edge
 from dticn.emulation.ingress import SocketIngress
 from dticn.emulation.realtime import RealtimeDriver
-from dticn.emulation.scenario import EdgeScenario
-from dticn.links.endpoint import Endpoint
+from dticn.links.app_endpoint import Endpoint
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.lora_pcap import LoRaTrace, lora_path, trace_radio
 from dticn.net.pcap import PcapWriter
