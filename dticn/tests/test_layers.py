@@ -23,6 +23,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer.split()) for layer in
     "apps",                     # consumer and node applications
     "lora_edge edge_profiles",  # the LoRa edge builder; the artifact and model profiles
     "experiments",              # the simulated world, metrics, runs
+    "validation",               # the radio model beside DSME-LoRa's published numbers
     "emulation",                # the emulated gateway
     "commands cli_options",     # the command line and its shared options
     "cli __init__",

@@ -13,7 +13,7 @@ from dticn.cli import build_app
 
 SECTIONS = {"table5", "table7", "table8", "fig22", "fig22_layout", "fig23"}
 ROW_KEYS = {"section", "item", "unit", "theirs", "ours", "source", "tolerance",
-            "tolerance_source", "passed", "diff", "method", "cause"}
+            "tolerance_source", "passed", "diff", "method", "cause", "metric", "point"}
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,7 @@ def test_writes_json_page_and_figures(quick_run: tuple[Path, str]) -> None:
             assert set(row) == ROW_KEYS
             assert row["section"] == key and "2206.14077" in row["source"]
             assert isinstance(row["ours"], float) and row["cause"]
+            assert bool(row["metric"]) == key.startswith("fig22")     # looked up by id
     page = (out / "dticn-validation.md").read_text()
     assert "Table 5" in page and "Fig. 23b" in page and "dticn validate --quick" in page
     assert {p.name for p in out.glob("*.png")} == {f"dticn-validation-{k}.png" for k in SECTIONS}
@@ -106,7 +107,7 @@ def test_rerun_needs_a_report_and_a_known_part(quick_run: tuple[Path, str],
 
 
 def test_sensitivity_rows_name_their_seeds(quick_run: tuple[Path, str]) -> None:
-    from dticn.radio.validation import markdown
+    from dticn.validation import markdown
 
     doc = json.loads((quick_run[0] / "dticn-validation.json").read_text())
     points = {p: {"delivery": 0.5, "theirs": 0.6, "p50_s": 1.0, "under_10s": 1.0,
@@ -122,23 +123,25 @@ def test_sensitivity_rows_name_their_seeds(quick_run: tuple[Path, str]) -> None:
 
 
 def test_in_short_reports_floras_phy_from_the_numbers(quick_run: tuple[Path, str]) -> None:
-    from dticn.radio.validation import FLORA_BOTH, FLORA_RULE, markdown
+    from dticn.validation import markdown
+    from dticn.validation.checks import rows_of
 
     doc = json.loads((quick_run[0] / "dticn-validation.json").read_text())
-    ours = {r["item"].split(", ", 1)[1]: r["ours"] for r in doc["sections"]["fig22_layout"]
-            ["rows"] if r["item"].startswith("CAP delivery")}
+    ours = {r["point"]: r["ours"] for r in rows_of(doc, "fig22_layout", "cap_delivery")}
+    assert len(ours) == 4
 
-    def row(setting: str, shift: float, gap: float) -> dict:
-        points = {f"{k.split()[0]}/{k.split('/')[1].split()[0]}":
-                  {"delivery": v + shift, "theirs": 0.5, "p50_s": 1.0, "under_10s": 1.0,
-                   "queue_drops": 0} for k, v in ours.items()}
-        return {"setting": setting, "source": "s", "seeds": 3, "points": points,
+    def row(key: str, shift: float, gap: float) -> dict:
+        points = {p: {"delivery": v + shift, "theirs": 0.5, "p50_s": 1.0, "under_10s": 1.0,
+                      "queue_drops": 0} for p, v in ours.items()}
+        return {"id": key, "setting": key, "source": "s", "seeds": 3, "points": points,
                 "max_gap_points": gap}
 
-    doc["fig22_sensitivity"] = [row(FLORA_RULE, 0.05, 20.0), row(FLORA_BOTH, 0.0, 12.0)]
+    doc["fig22_sensitivity"] = [row("rings-flora-rule", 0.05, 20.0),
+                                row("rings-flora-both", 0.0, 12.0)]
     page = markdown(doc, command="dticn validate")
     assert "largest gap 12.0 points): the 10-point target stays unmet." in page
     assert "than our rule in the same layout and channel (section below) at 4 of 4 points" in page
-    doc["fig22_sensitivity"] = [row(FLORA_RULE, -0.05, 20.0), row(FLORA_BOTH, 0.0, 9.0)]
+    doc["fig22_sensitivity"] = [row("rings-flora-rule", -0.05, 20.0),
+                                row("rings-flora-both", 0.0, 9.0)]
     page = markdown(doc, command="dticn validate")
     assert "all four within 10 points" in page and "at 0 of 4 points" in page

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dticn.radio import gts_queue
-from dticn.radio.validation import PAPER
+from dticn.validation.paper import PAPER
 
 
 @pytest.mark.parametrize(("interval", "mo"), sorted(PAPER["fig23"]))

@@ -15,8 +15,8 @@ from dticn.mac.dsme_config import MacConfig
 from dticn.mac.timing import DsmeTiming
 from dticn.radio.context import build_context
 from dticn.radio.network import RadioNetwork
-from dticn.radio.opendsme_cap import COMPARISON
 from dticn.radio.scenario import Scenario
+from dticn.validation.opendsme_cap import COMPARISON
 
 # SO 3: slots of 0.48 s, superframe 7.68 s, CAP [0.48, 4.32) s of each superframe.
 TIMING = DsmeTiming()

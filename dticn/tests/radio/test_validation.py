@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dticn.radio.topology import concentric_positions
-from dticn.radio.validation import fig22_link_budget
+from dticn.validation.fig22 import fig22_link_budget
 
 
 def test_concentric_rings_as_inet_places_them() -> None:
@@ -99,15 +99,19 @@ def test_peer_to_peer_sinks_receive_and_ack_their_sources() -> None:
 
 
 def test_rerun_missing_keeps_rows_it_has_and_orders_them_as_the_table() -> None:
-    from dticn.radio.validation import FLORA_SENSITIVITY, INET_CAD_SENSITIVITY, SENSITIVITY, rerun
+    from dticn.validation import rerun
+    from dticn.validation.cap_gap import TABLES
 
-    labels = [label for label, _, _ in (*SENSITIVITY, *FLORA_SENSITIVITY,
-                                         *INET_CAD_SENSITIVITY)]
-    rows = [{"setting": label, "kept": True} for label in reversed(labels)]
+    keys = [d.key for table, _ in TABLES for d in table]
+    assert len(set(keys)) == len(keys)
+    titles = {d.key: d.title for table, _ in TABLES for d in table}
+    # rows stored with ids, and rows of a report written before ids (found by their title)
+    stored = {key: ({"id": key} if k % 2 else {"setting": titles[key]}) | {"kept": True}
+              for k, key in enumerate(keys)}
     steps: list[str] = []
-    doc = rerun({"quick": False, "sections": {}, "fig22_sensitivity": rows},
-                ["fig22-sensitivity-missing"], steps.append)
-    assert [r["setting"] for r in doc["fig22_sensitivity"]] == labels
+    doc = rerun({"quick": False, "sections": {}, "fig22_sensitivity":
+                 list(reversed(stored.values()))}, ["fig22-sensitivity-missing"], steps.append)
+    assert doc["fig22_sensitivity"] == [stored[key] for key in keys]
     assert all(r["kept"] for r in doc["fig22_sensitivity"]) and steps == []
     with pytest.raises(ValueError, match="cannot rerun table5"):
         rerun(doc, ["table5"])
@@ -120,8 +124,8 @@ def test_page_shows_their_cap_timing_and_judges_it_from_the_numbers() -> None:
     import json
     from pathlib import Path
 
-    from dticn.radio.opendsme_cap import COMPARISON
-    from dticn.radio.validation import OPENDSME_DISC, markdown
+    from dticn.validation import markdown
+    from dticn.validation.opendsme_cap import COMPARISON
 
     path = Path(__file__).parents[2] / "benchmarks/results/dticn-validation.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -133,7 +137,7 @@ def test_page_shows_their_cap_timing_and_judges_it_from_the_numbers() -> None:
     assert "the Fig. 22 CAP target stays unmet" in page
     close = copy.deepcopy(doc)
     for row in close["fig22_sensitivity"]:
-        if row["setting"] == OPENDSME_DISC:
+        if row["id"] == "disc-opendsme":
             for v in row["points"].values():
                 v["delivery"] = v["theirs"] + 0.05
             row["max_gap_points"] = 5.0

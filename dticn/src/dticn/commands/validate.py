@@ -26,7 +26,7 @@ def validate_command(
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from dticn.radio.validation import RERUN_PARTS, rerun, step_count, validate
+    from dticn.validation import RERUN_PARTS, rerun, step_count, validate
 
     if rerun_parts and from_json is None:
         raise typer.BadParameter("--rerun needs --from-json (the report to update)",
@@ -69,8 +69,8 @@ def _write(doc: dict, out: Path, *, quick: bool, rerun: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from dticn.radio.validation import markdown
-    from dticn.radio.validation_plots import plot_validation
+    from dticn.validation import markdown
+    from dticn.validation.figures import plot_validation
 
     command = "dticn validate" + (" --quick" if quick else "")
     if rerun:

@@ -9,8 +9,8 @@ the artifact with our slot placement). Pure data in, rows out: the command print
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from dticn.edge_profiles import PROFILES, Profile, get_profile
@@ -26,21 +26,35 @@ SHOWN = (("success_ratio", "success", 2), ("latency_p50_s", "p50 time to content
 
 @dataclass(frozen=True)
 class Difference:
-    """One way the profiles differ, switched as a unit.
+    """One way two settings differ, switched as a unit: between two profiles (``fields``),
+    or to explicit ``values`` (the validation page's one-setting-at-a-time rows, which
+    change a radio scenario of ours toward their simulation's).
 
     Args:
-        key: short name, appended to the base profile's (``artifact+slots``).
+        key: short name and the row's id, appended to the base profile's
+            (``artifact+slots``); what reports look a row up by.
         title: what is switched, in the field's words.
-        fields: :class:`~dticn.edge_profiles.Profile` fields switched together (the item's size
-            and its signature are one choice: the artifact's Data builder).
+        fields: :class:`~dticn.edge_profiles.Profile` fields switched together (the item's
+            size and its signature are one choice: the artifact's Data builder).
         flip: the two profiles agree on this setting (the CAP listen policy: off in both);
             the variant takes the other value, so the table still shows what it moves.
+        source: where the switched values come from (their file; "none" when nobody's).
+        values: the settings and their values, for a difference not between profiles.
+        base: the key of the difference this one adds settings to ("" for none).
     """
 
     key: str
     title: str
-    fields: tuple[str, ...]
+    fields: tuple[str, ...] = ()
     flip: bool = False
+    source: str = ""
+    values: Mapping[str, Any] = field(default_factory=dict)
+    base: str = ""
+
+    def plus(self, key: str, title: str, source: str, **values: Any) -> Difference:
+        """This difference with more settings switched, as its own row (``base`` = ours)."""
+        return Difference(f"{self.key}+{key}", self.title + title,
+                          source=source, values={**self.values, **values}, base=self.key)
 
     def apply(self, base: Profile, other: Profile) -> Profile:
         """``base`` with this difference's fields set to ``other``'s (or flipped)."""

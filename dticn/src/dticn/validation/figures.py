@@ -1,4 +1,4 @@
-"""Figures of the validation report (:mod:`dticn.radio.validation`), apart from the model."""
+"""Figures of the validation report (:mod:`dticn.validation`), from its JSON alone."""
 
 from __future__ import annotations
 
