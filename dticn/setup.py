@@ -24,6 +24,8 @@ COMPILED = [
     "src/dticn/packets/tlv.py",
     "src/dticn/packets/name.py",
     "src/dticn/packets/ndn.py",
+    "src/dticn/packets/ndn_types.py",
+    "src/dticn/packets/matching.py",
     "src/dticn/packets/lp.py",
     "src/dticn/forwarder/counters.py",
     "src/dticn/forwarder/cs.py",

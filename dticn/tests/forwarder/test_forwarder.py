@@ -337,7 +337,7 @@ def test_best_route_tries_next_hop_after_nack(node: Node) -> None:
 
 
 def test_implicit_digest_interest_matches_pit_and_cs(node: Node) -> None:
-    from dticn.packets.ndn import full_name
+    from dticn.packets.matching import full_name
 
     c, p = node.face(), node.face()
     node.fw.add_route(N("/d"), p.face_id)

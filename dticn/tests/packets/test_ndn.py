@@ -185,7 +185,7 @@ def test_data_matches() -> None:
 def test_implicit_digest_matches_python_ndn_full_name() -> None:
     import hashlib
 
-    from dticn.packets.ndn import full_name
+    from dticn.packets.matching import full_name
 
     d = Data(name_from_str("/a/b"), b"c")
     comp = full_name(d)[-1]

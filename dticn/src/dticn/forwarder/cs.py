@@ -25,8 +25,9 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from dticn.packets.matching import implicit_digest
 from dticn.packets.name import TYPE_IMPLICIT_SHA256, Name
-from dticn.packets.ndn import Data, Interest, implicit_digest
+from dticn.packets.ndn import Data, Interest
 
 MAX_PREFIX_CANDIDATES = 256
 """Stored names a CanBePrefix lookup examines before it gives up (counted in

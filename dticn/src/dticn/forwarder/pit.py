@@ -24,8 +24,9 @@ from typing import NamedTuple
 
 from dticn.clock import TimerHandle
 from dticn.forwarder.retx import RetxPolicy
+from dticn.packets.matching import full_name
 from dticn.packets.name import TYPE_IMPLICIT_SHA256, Name
-from dticn.packets.ndn import Data, Interest, full_name
+from dticn.packets.ndn import Data, Interest
 
 
 class PitKey(NamedTuple):

@@ -17,6 +17,7 @@ from dticn.packets.lp import (
     fragment,
     lp_from_value,
 )
+from dticn.packets.matching import data_matches
 from dticn.packets.name import Name, NameTooLong, encode_name, is_prefix, name_from_str, name_to_str
 from dticn.packets.ndn import (
     TYPE_DATA,
@@ -27,7 +28,6 @@ from dticn.packets.ndn import (
     SignatureType,
     check_size,
     data_from_value,
-    data_matches,
     decode_data,
     decode_interest,
     interest_from_value,

@@ -15,15 +15,37 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
 
 from dticn.packets.name import (
-    TYPE_IMPLICIT_SHA256,
     TYPE_NAME,
     TYPE_PARAMS_SHA256,
     Name,
     decode_name_value,
     encode_name,
+)
+from dticn.packets.ndn_types import (
+    DEFAULT_INTEREST_LIFETIME_MS,
+    TYPE_APPLICATION_PARAMETERS,
+    TYPE_CAN_BE_PREFIX,
+    TYPE_CONTENT,
+    TYPE_CONTENT_TYPE,
+    TYPE_DATA,
+    TYPE_FINAL_BLOCK_ID,
+    TYPE_FORWARDING_HINT,
+    TYPE_FRESHNESS_PERIOD,
+    TYPE_HOP_LIMIT,
+    TYPE_INTEREST,
+    TYPE_INTEREST_LIFETIME,
+    TYPE_INTEREST_SIGNATURE_INFO,
+    TYPE_INTEREST_SIGNATURE_VALUE,
+    TYPE_META_INFO,
+    TYPE_MUST_BE_FRESH,
+    TYPE_NONCE,
+    TYPE_SIGNATURE_INFO,
+    TYPE_SIGNATURE_TYPE,
+    TYPE_SIGNATURE_VALUE,
+    ContentType,
+    SignatureType,
 )
 from dticn.packets.tlv import (
     MAX_NDN_PACKET_SIZE,
@@ -37,48 +59,6 @@ from dticn.packets.tlv import (
     read_element,
     read_outer,
 )
-
-TYPE_INTEREST: Final = 0x05
-TYPE_DATA: Final = 0x06
-TYPE_CAN_BE_PREFIX: Final = 0x21
-TYPE_MUST_BE_FRESH: Final = 0x12
-TYPE_FORWARDING_HINT: Final = 0x1E
-TYPE_NONCE: Final = 0x0A
-TYPE_INTEREST_LIFETIME: Final = 0x0C
-TYPE_HOP_LIMIT: Final = 0x22
-TYPE_APPLICATION_PARAMETERS: Final = 0x24
-TYPE_INTEREST_SIGNATURE_INFO: Final = 0x2C
-TYPE_INTEREST_SIGNATURE_VALUE: Final = 0x2E
-TYPE_META_INFO: Final = 0x14
-TYPE_CONTENT_TYPE: Final = 0x18
-TYPE_FRESHNESS_PERIOD: Final = 0x19
-TYPE_FINAL_BLOCK_ID: Final = 0x1A
-TYPE_CONTENT: Final = 0x15
-TYPE_SIGNATURE_INFO: Final = 0x16
-TYPE_SIGNATURE_VALUE: Final = 0x17
-TYPE_SIGNATURE_TYPE: Final = 0x1B
-
-DEFAULT_INTEREST_LIFETIME_MS = 4000
-
-
-class ContentType:
-    """MetaInfo ContentType values (NDN packet spec; NACK is the application-level one)."""
-
-    BLOB: Final = 0
-    LINK: Final = 1
-    KEY: Final = 2
-    NACK: Final = 3
-
-
-class SignatureType:
-    """SignatureInfo SignatureType values."""
-
-    DIGEST_SHA256: Final = 0
-    SHA256_WITH_RSA: Final = 1
-    SHA256_WITH_ECDSA: Final = 3
-    HMAC_WITH_SHA256: Final = 4
-    ED25519: Final = 5
-
 
 # Order in which Interest elements may appear (v0.3, section "Interest").
 _INTEREST_ORDER = MappingProxyType({
@@ -404,24 +384,3 @@ def _decode_meta_info(buf: bytes, start: int, end: int, out: Data) -> None:
             out.freshness_ms = decode_uint(buf[s:e])
         else:
             out.final_block_id = buf[s:e]
-
-
-def implicit_digest(data: Data) -> bytes:
-    """The ImplicitSha256DigestComponent of a Data: SHA-256 over its whole wire."""
-    return b"\x01\x20" + hashlib.sha256(data.encode()).digest()
-
-
-def full_name(data: Data) -> Name:
-    """The Data's name with its implicit digest appended."""
-    return (*data.name, implicit_digest(data))
-
-
-def data_matches(interest: Interest, data: Data) -> bool:
-    """Name match of a Data against an Interest: exact, prefix with CanBePrefix, and
-    an Interest name ending in an implicit digest matches the Data's full name."""
-    name = interest.name
-    target = full_name(data) if name and name[-1][0] == TYPE_IMPLICIT_SHA256 else data.name
-    if interest.can_be_prefix:
-        n = len(name)
-        return len(target) >= n and target[:n] == name
-    return target == name
