@@ -27,6 +27,7 @@ COMPILED = [
     "src/dticn/packets/ndn_types.py",
     "src/dticn/packets/matching.py",
     "src/dticn/packets/lp.py",
+    "src/dticn/packets/decode.py",
     "src/dticn/forwarder/counters.py",
     "src/dticn/forwarder/cs.py",
     "src/dticn/forwarder/dead_nonce.py",

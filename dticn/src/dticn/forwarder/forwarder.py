@@ -49,10 +49,10 @@ from dticn.packets import (
     LpPacket,
     NackReason,
     NameTooLong,
-    decode_packet,
     encode_nack,
     name_to_str,
 )
+from dticn.packets.decode import decode_packet
 from dticn.packets.lp import LpPacket as _Lp
 from dticn.packets.name import MAX_NAME_BYTES, MAX_NAME_COMPONENTS, Name, name_from_str
 
@@ -551,7 +551,7 @@ class Forwarder:
         Interest had MustBeFresh (otherwise a retransmission with the same nonce, arriving
         just after the Data, is answered from the Content Store instead of Nacked).
         """
-        if not entry.satisfied or entry.key.must_be_fresh:
+        if not entry.satisfied or entry.must_be_fresh:
             now = self.clock.now()
             for rec in entry.out_records.values():
                 self.dead_nonces.insert(entry.name, rec.nonce, now)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from dticn.clock import TimerHandle
 from dticn.forwarder.retx import RetxPolicy
@@ -28,15 +27,15 @@ from dticn.packets.matching import full_name
 from dticn.packets.name import TYPE_IMPLICIT_SHA256, Name
 from dticn.packets.ndn import Data, Interest
 
+PitKey = tuple[Name, bool, bool]
+"""What an entry is keyed by, as in NFD: (name, CanBePrefix, MustBeFresh); two Interests
+with the same three share an entry. Only :func:`pit_key` builds one; code reads the three
+from the entry's named fields (:class:`PitEntry`), never by position."""
 
-class PitKey(NamedTuple):
-    """What an entry is keyed by, as in NFD: two Interests with the same three share it.
-    (Lookups pass a plain tuple of the same three, equal to it and hashing alike, so only
-    a new entry builds one.)"""
 
-    name: Name
-    can_be_prefix: bool
-    must_be_fresh: bool
+def pit_key(interest: Interest) -> PitKey:
+    """The PIT key of ``interest``."""
+    return (interest.name, interest.can_be_prefix, interest.must_be_fresh)
 
 
 @dataclass(slots=True)
@@ -61,9 +60,12 @@ class OutRecord:
 
 @dataclass(slots=True, eq=False)
 class PitEntry:
-    """One pending Interest (see module docstring)."""
+    """One pending Interest (see module docstring); ``name``, ``can_be_prefix`` and
+    ``must_be_fresh`` are its key's three fields (:attr:`key`)."""
 
-    key: PitKey
+    name: Name
+    can_be_prefix: bool
+    must_be_fresh: bool
     interest: Interest
     created: float
     in_records: dict[int, InRecord] = field(default_factory=dict)
@@ -80,9 +82,9 @@ class PitEntry:
     tags: dict[str, object] = field(default_factory=dict)
 
     @property
-    def name(self) -> Name:
-        """The Interest name."""
-        return self.key.name
+    def key(self) -> PitKey:
+        """The entry's key in the table."""
+        return (self.name, self.can_be_prefix, self.must_be_fresh)
 
     @property
     def retx_armed(self) -> bool:
@@ -108,8 +110,7 @@ class Pit:
         if capacity <= 0:
             raise ValueError(f"PIT capacity must be > 0, got {capacity}")
         self.capacity = capacity
-        self._entries: dict[tuple[Name, bool, bool], PitEntry] = {}
-        """Keyed by :class:`PitKey`; looked up by plain tuples of the same three."""
+        self._entries: dict[PitKey, PitEntry] = {}
         self._by_name: dict[Name, list[PitEntry]] = {}
         self._digest_entries = 0
         self._prefix_lengths: Counter[int] = Counter()
@@ -128,18 +129,18 @@ class Pit:
 
     def find(self, interest: Interest) -> PitEntry | None:
         """The entry matching the Interest's (name, CanBePrefix, MustBeFresh)."""
-        return self._entries.get((interest.name, interest.can_be_prefix, interest.must_be_fresh))
+        return self._entries.get(pit_key(interest))
 
     def insert(self, interest: Interest, now: float) -> tuple[PitEntry | None, bool]:
         """Find or create the entry; ``(None, False)`` when the table is full."""
-        entry = self._entries.get(
-            (interest.name, interest.can_be_prefix, interest.must_be_fresh))
+        key = pit_key(interest)
+        entry = self._entries.get(key)
         if entry is not None:
             return entry, False
         if len(self._entries) >= self.capacity:
             return None, False
-        key = PitKey(interest.name, interest.can_be_prefix, interest.must_be_fresh)
-        entry = PitEntry(key, interest, now)
+        entry = PitEntry(interest.name, interest.can_be_prefix, interest.must_be_fresh,
+                         interest, now)
         self._entries[key] = entry
         if len(self._entries) > self._peak:
             self._peak = len(self._entries)
@@ -217,7 +218,7 @@ class Pit:
             bucket = by_name.get(name[:length])
             if bucket:
                 for entry in bucket:
-                    if entry.key.can_be_prefix:
+                    if entry.can_be_prefix:
                         out.append(entry)
         if self._digest_entries:
             bucket = by_name.get(full_name(data))
@@ -233,19 +234,19 @@ class Pit:
             return
         entry.erased = True
         self._entries.pop(entry.key, None)
-        if _ends_with_digest(entry.key.name):
+        if _ends_with_digest(entry.name):
             self._digest_entries -= 1
-        if entry.key.can_be_prefix:
-            self._count_prefix_length(len(entry.key.name), -1)
+        if entry.can_be_prefix:
+            self._count_prefix_length(len(entry.name), -1)
         for face_id in entry.in_records:
             _unindex(self._in_by_face, face_id, entry)
         for face_id in entry.out_records:
             _unindex(self._out_by_face, face_id, entry)
-        bucket = self._by_name.get(entry.key.name)
+        bucket = self._by_name.get(entry.name)
         if bucket is not None:
             bucket.remove(entry)
             if not bucket:
-                del self._by_name[entry.key.name]
+                del self._by_name[entry.name]
         if self._peak > _COMPACT_MIN and len(self._entries) < self._peak // 4:
             self._compact()
 

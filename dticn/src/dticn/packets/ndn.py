@@ -248,13 +248,20 @@ def _unexpected(rank: int, typ: int, packet: str) -> None:
     raise DecodeError(f"element type {typ} repeated or out of order in {packet}")
 
 
-def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
-    """Decode an Interest TLV (outer type 5); raise :class:`DecodeError` if malformed
-    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
+def packet_value(wire: bytes, typ: int) -> tuple[bytes, int, int]:
+    """``(buf, value_start, value_end)`` of a network-layer packet whose outer type must be
+    ``typ`` and whose size must be within the packet limit."""
     buf = wire if type(wire) is bytes else bytes(wire)
     if len(buf) > MAX_NDN_PACKET_SIZE:
         check_size(buf)
-    _, start, end = read_outer(buf, TYPE_INTEREST)
+    _, start, end = read_outer(buf, typ)
+    return buf, start, end
+
+
+def decode_interest(wire: bytes, max_name_bytes: int | None = None) -> Interest:
+    """Decode an Interest TLV (outer type 5); raise :class:`DecodeError` if malformed
+    (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
+    buf, start, end = packet_value(wire, TYPE_INTEREST)
     return interest_from_value(buf, start, end, max_name_bytes)
 
 
@@ -321,10 +328,7 @@ def interest_from_value(buf: bytes, start: int, end: int,
 def decode_data(wire: bytes, max_name_bytes: int | None = None) -> Data:
     """Decode a Data TLV (outer type 6); raise :class:`DecodeError` if malformed
     (:class:`~dticn.packets.name.NameTooLong` past ``max_name_bytes``)."""
-    buf = wire if type(wire) is bytes else bytes(wire)
-    if len(buf) > MAX_NDN_PACKET_SIZE:
-        check_size(buf)
-    _, start, end = read_outer(buf, TYPE_DATA)
+    buf, start, end = packet_value(wire, TYPE_DATA)
     return data_from_value(buf, start, end, max_name_bytes)
 
 
