@@ -2,6 +2,7 @@
 
 import pytest
 
+from pactrain.compression.communicator import Communicator
 from pactrain.policy import AdaptivePolicy, ComputeCosts, FixedPolicy, LinkModel
 
 COMPUTE = ComputeCosts(mask_s=1e-10, gather_s=2e-9, cast_s=1e-9, ternary_s=5e-9, pack_s=4e-9)
@@ -50,7 +51,7 @@ def test_hide_budget_buys_the_most_precise_tier_that_fits() -> None:
     assert policy.decide(numel, kept, 4, costs["fp32"] * 1.01).tier == "fp32"
     assert policy.decide(numel, kept, 4, costs["fp16"] * 0.99).tier == "packed"
     # planned budgets are hide_fraction x the gap; the group mean needs no group here
-    policy.plan_overlap({0: 0.5, 1: 0.0}, None)
+    policy.plan_overlap({0: 0.5, 1: 0.0}, Communicator())
     assert policy.hide_budget(0) == pytest.approx(0.4) and policy.hide_budget(1) == 0.0
     assert policy.hide_budget(7) == 0.0 and policy.version == 1
     other = AdaptivePolicy()
@@ -64,7 +65,7 @@ def test_refresh_fits_alpha_beta_from_observations() -> None:
     for nbytes in (1_000, 10_000, 100_000, 1_000_000):
         for extra in (0.0, 1e-3, 5e-4):  # queueing delay only adds time
             policy.observe(nbytes, truth.all_reduce_time(nbytes, 1) + extra)
-    policy.refresh(None)
+    policy.refresh(Communicator())
     assert policy.link.alpha_s == pytest.approx(truth.alpha_s, rel=1e-6)
     assert policy.link.beta_s_per_byte == pytest.approx(truth.beta_s_per_byte, rel=1e-6)
     assert policy.version == 1 and not policy.observations
@@ -74,7 +75,7 @@ def test_refresh_with_one_size_scales_the_model() -> None:
     policy = AdaptivePolicy(LinkModel(1e-4, 1e-9), COMPUTE, blend=1.0)
     predicted = policy.link.all_reduce_time(10_000, 1)
     policy.observe(10_000, 2 * predicted)
-    policy.refresh(None)
+    policy.refresh(Communicator())
     assert policy.link.all_reduce_time(10_000, 1) == pytest.approx(2 * predicted)
 
 

@@ -42,7 +42,14 @@ from torch.nn.parallel import DistributedDataParallel
 
 from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE
 from pactrain.masks import MaskTracker
-from pactrain.methods import CommMethod, MethodConfig, apply_hook_momentum, get_method
+from pactrain.methods import (
+    CommMethod,
+    MethodConfig,
+    apply_hook_momentum,
+    get_method,
+    method_communicator,
+    share_control,
+)
 from pactrain.methods import attach as register_hook
 from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.selection import Selection, Selector
@@ -128,6 +135,9 @@ class PacTrain:
 
     def _before_optimizer_step(self, optimizer: torch.optim.Optimizer, args: Any,
                                kwargs: Any) -> None:
+        comm = method_communicator(self.method)
+        if comm is not None:
+            comm.note_backward_done()
         if self.tracker is not None:
             self.tracker.pruner.mask_gradients()
 
@@ -297,6 +307,7 @@ def attach(
     config = MethodConfig(world_size=world_size, rank=rank, sparsity=sparsity, seed=seed,
                           error_feedback=error_feedback, options=options)
     comm_method = spec.factory(group, ddp_model, config, tracker)
+    share_control(comm_method, tracker)
     register_hook(ddp_model, comm_method)
     apply_hook_momentum(comm_method, optimizer)
     LOG.info("pactrain attached: method %s, sparsity %.2f over %d steps, rank %d of %d",

@@ -164,6 +164,7 @@ class CompactionState:
         self, process_group: Any, tracker: MaskTracker, world_size: int, rank: int,
         seed: int, policy: FixedPolicy | AdaptivePolicy, error_feedback: bool = True,
         model: torch.nn.Module | None = None, scale_group: Any = None,
+        comm: Communicator | None = None,
     ) -> None:
         if isinstance(policy, FixedPolicy) and policy.tier not in TIERS:
             raise ValueError(f"unknown tier {policy.tier!r}; choose one of {TIERS}")
@@ -174,7 +175,7 @@ class CompactionState:
                 LOG.warning("world size %d > %d: the adaptive policy will not use ternary",
                             world_size, MAX_TERNARY_WORLD_SIZE)
                 policy.allowed = tuple(t for t in policy.allowed if t != "ternary")
-        self.comm = Communicator(process_group, observer=policy.observe)
+        self.comm = comm or Communicator(process_group, observer=policy.observe)
         self.scale_group = scale_group if scale_group is not None else process_group
         self.tracker = tracker
         self.world_size = world_size
@@ -287,7 +288,7 @@ class CompactionState:
         gaps = {i: statistics.median(samples) for i, samples in self.gap_samples.items()
                 if i in current and samples}
         if gaps:
-            self.policy.plan_overlap(gaps, self.process_group)
+            self.policy.plan_overlap(gaps, self.comm)
 
     # -- checkpoint ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from pactrain.compression.communicator import Communicator
 from pactrain.devices import collective_device
 from pactrain.pruning import GradualPruner
 
@@ -41,11 +42,17 @@ class MaskTracker:
         pruner: owns masks and schedule.
         process_group: the group (``None``: the default group; no collective when
             ``torch.distributed`` is not initialized, e.g. in single-process use).
+
+    Attributes:
+        comm: the communicator its checks and repairs go through, counted as control
+            traffic; its own until a method shares its communicator
+            (:func:`pactrain.methods.share_control`), so that a run reports one total.
     """
 
     def __init__(self, pruner: GradualPruner, process_group: Any = None) -> None:
         self.pruner = pruner
         self.process_group = process_group
+        self.comm = Communicator(process_group)
         self.mask_version = 0
         self.verifications = 0
         self.mismatches = 0
@@ -87,7 +94,7 @@ class MaskTracker:
         h = self.fingerprint()
         extremes = torch.tensor([h, -h], dtype=torch.int64,
                                 device=collective_device(self.process_group))
-        dist.all_reduce(extremes, op=dist.ReduceOp.MAX, group=self.process_group)
+        self.comm.control_all_reduce(extremes, op=dist.ReduceOp.MAX, name="mask_check")
         return int(extremes[0]) == -int(extremes[1])
 
     def verify_and_repair(self, optimizer: torch.optim.Optimizer | None = None) -> bool:
@@ -120,8 +127,7 @@ class MaskTracker:
         names = sorted(self.pruner.masks)
         flat = torch.cat([self.pruner.masks[n].flatten().to(torch.uint8) for n in names]
                          ).to(collective_device(self.process_group))
-        src = dist.get_global_rank(self.process_group, 0) if self.process_group else 0
-        dist.broadcast(flat, src=src, group=self.process_group)
+        self.comm.control_broadcast(flat, name="mask_repair")
         offset = 0
         for name in names:
             mask = self.pruner.masks[name]

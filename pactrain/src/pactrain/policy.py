@@ -45,6 +45,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from pactrain.compression.communicator import Communicator
 from pactrain.compression.compressors import (
     LOSSY_TIERS,
     TIERS,
@@ -98,46 +99,48 @@ class TierDecision:
         return self.kept / self.numel if self.numel else 1.0
 
 
-def _agree(values: list[float], process_group: Any, op: Any) -> list[float]:
-    """All ranks adopt the same numbers (MAX or average) so their decisions match."""
-    if not (dist.is_available() and dist.is_initialized()):
+def _agree(values: list[float], comm: Communicator, op: Any) -> list[float]:
+    """All ranks adopt the same numbers (MAX or average) so their decisions match; one
+    control all-reduce of the communicator (counted in its ``control`` bytes)."""
+    if not comm.distributed:
         return values
     tensor = torch.tensor(values, dtype=torch.float64,
-                          device=collective_device(process_group))
-    dist.all_reduce(tensor, op=op, group=process_group)
+                          device=collective_device(comm.process_group))
+    comm.control_all_reduce(tensor, op=op, name="policy")
     if op == dist.ReduceOp.SUM:
-        tensor /= dist.get_world_size(process_group)
+        tensor /= comm.world_size
     return tensor.tolist()
 
 
 def probe_link(
-    process_group: Any = None, small: int = 64, large: int = 131072, repeats: int = 5,
+    comm: Communicator, small: int = 64, large: int = 131072, repeats: int = 5,
 ) -> LinkModel:
     """Time all-reduces of ``small`` and ``large`` fp32 entries; fit alpha and beta.
 
     Collective: every rank of the group must call it. Medians of ``repeats`` timings after
     one warm-up; the group agrees on the MAX of each estimate (the slowest link decides).
     """
-    ring = ring_factor(dist.get_world_size(process_group))
+    ring = ring_factor(comm.world_size)
 
     def timed(n: int) -> float:
-        buf = torch.zeros(n, dtype=torch.float32, device=collective_device(process_group))
-        dist.all_reduce(buf, group=process_group)
+        buf = torch.zeros(n, dtype=torch.float32,
+                          device=collective_device(comm.process_group))
+        comm.control_all_reduce(buf, name="probe")
         samples = []
         for _ in range(repeats):
             start = time.perf_counter()
-            dist.all_reduce(buf, group=process_group)
+            comm.control_all_reduce(buf, name="probe")
             samples.append(time.perf_counter() - start)
         return statistics.median(samples)
 
     t_small, t_large = timed(small), timed(large)
     beta = max(t_large - t_small, 0.0) / (ring * 4 * (large - small))
     alpha = max(t_small - beta * ring * 4 * small, 1e-7)
-    alpha, beta = _agree([alpha, max(beta, 1e-13)], process_group, dist.ReduceOp.MAX)
+    alpha, beta = _agree([alpha, max(beta, 1e-13)], comm, dist.ReduceOp.MAX)
     return LinkModel(alpha, beta)
 
 
-def probe_compute(process_group: Any = None, n: int = 1 << 18, density: float = 0.25,
+def probe_compute(comm: Communicator, n: int = 1 << 18, density: float = 0.25,
                   seed: int = 0) -> ComputeCosts:
     """Time each tier's local work per element on this machine (group agrees on MAX)."""
     generator = torch.Generator().manual_seed(seed)
@@ -161,7 +164,7 @@ def probe_compute(process_group: Any = None, n: int = 1 << 18, density: float = 
     uniform = torch.rand(values.numel(), generator=generator)
     scale = values.abs().max()
     codes = torch.sign(values).to(torch.int8)
-    world_size = dist.get_world_size(process_group) if dist.is_initialized() else 1
+    world_size = comm.world_size if comm.distributed else 1
     packing = LanePacking.for_world(world_size)
     costs = [
         per_element(lambda: buffer.mul(mask), n),
@@ -171,7 +174,7 @@ def probe_compute(process_group: Any = None, n: int = 1 << 18, density: float = 
         per_element(lambda: ternary_codes(values, uniform * scale), kept.numel()),
         per_element(lambda: packing.unpack(packing.pack(codes), codes.numel()), codes.numel()),
     ]
-    costs = _agree(costs, process_group, dist.ReduceOp.MAX)
+    costs = _agree(costs, comm, dist.ReduceOp.MAX)
     return ComputeCosts(*costs)
 
 
@@ -197,13 +200,13 @@ class FixedPolicy:
     def hide_budget(self, index: int) -> float:
         return 0.0
 
-    def plan_overlap(self, gaps_s: dict[int, float], process_group: Any) -> None:
+    def plan_overlap(self, gaps_s: dict[int, float], comm: Communicator) -> None:
         """A fixed tier ignores the backward pass's timing."""
 
     def observe(self, nbytes: int, seconds: float) -> None:
         """Fixed tiers ignore timings."""
 
-    def refresh(self, process_group: Any) -> None:
+    def refresh(self, comm: Communicator) -> None:
         """Nothing to refresh."""
 
     def state_dict(self) -> dict[str, Any]:
@@ -285,14 +288,14 @@ class AdaptivePolicy:
         """Seconds bucket ``index``'s transfer may take and still hide (0 unplanned)."""
         return self.budgets_s.get(index, 0.0)
 
-    def plan_overlap(self, gaps_s: dict[int, float], process_group: Any) -> None:
+    def plan_overlap(self, gaps_s: dict[int, float], comm: Communicator) -> None:
         """Set each bucket's hide budget from its measured gaps (seconds from its hook
         call to the next bucket's, 0 for the last); the group averages them.
 
         Collective: every rank calls it at the same step with the same bucket indices.
         """
         indices = sorted(gaps_s)
-        agreed = _agree([gaps_s[i] for i in indices], process_group, dist.ReduceOp.SUM)
+        agreed = _agree([gaps_s[i] for i in indices], comm, dist.ReduceOp.SUM)
         self.budgets_s = {i: self.hide_fraction * max(g, 0.0)
                           for i, g in zip(indices, agreed, strict=True)}
         self.version += 1
@@ -302,7 +305,7 @@ class AdaptivePolicy:
         self.observations.append((nbytes, seconds))
         del self.observations[:-256]
 
-    def refresh(self, process_group: Any) -> None:
+    def refresh(self, comm: Communicator) -> None:
         """Fit alpha-beta to recent observations and agree on the group's average.
 
         Collective: all ranks call it at the same step. An observed duration runs from
@@ -314,7 +317,7 @@ class AdaptivePolicy:
         right after a barrier (the lower envelope of both), and blending with the previous
         model damps single noisy windows.
         """
-        world_size = dist.get_world_size(process_group) if dist.is_initialized() else 1
+        world_size = comm.world_size if comm.distributed else 1
         ring = ring_factor(world_size)
         alpha, beta = self.link.alpha_s, self.link.beta_s_per_byte
         fastest: dict[int, float] = {}
@@ -335,13 +338,13 @@ class AdaptivePolicy:
             ratio = min(max(seconds / self.link.all_reduce_time(nbytes, world_size), 0.25), 4.0)
             alpha, beta = alpha * ratio, beta * ratio
         self.observations.clear()
-        if dist.is_available() and dist.is_initialized():
+        if comm.distributed:
             # Lower envelope with a barrier-aligned probe: rank skew inflates what the
             # hook observes but cannot inflate the probe, and compression cannot fix skew.
-            dist.barrier(group=process_group)
-            probed = probe_link(process_group, repeats=3)
+            comm.control_barrier()
+            probed = probe_link(comm, repeats=3)
             alpha, beta = min(alpha, probed.alpha_s), min(beta, probed.beta_s_per_byte)
-        alpha, beta = _agree([alpha, beta], process_group, dist.ReduceOp.SUM)
+        alpha, beta = _agree([alpha, beta], comm, dist.ReduceOp.SUM)
         self.link = LinkModel(
             (1 - self.blend) * self.link.alpha_s + self.blend * alpha,
             (1 - self.blend) * self.link.beta_s_per_byte + self.blend * beta,

@@ -40,7 +40,7 @@ def _talk(rank: int, world_size: int) -> dict:
         time.sleep(0.001)
     clone = pickle.loads(pickle.dumps(comm))
     return {"summed": summed, "largest": largest, "gathered": gathered,
-            "observed": [n for n, _ in observed], "seconds": comm.seconds,
+            "observed": [n for n, _ in observed], "seconds": comm.collective_seconds,
             "per_step": comm.seconds_per_step(), "by": dict(comm.payload.by_collective),
             "dense_sum": dense_sum, "ternary": ternary,
             "clone": (clone.process_group, clone.observer, clone.payload.total_bytes)}

@@ -84,7 +84,8 @@ def train(
     result = run_training(config, timeout_s=timeout, log_dir=log_dir)
     keys = ("method", "model", "workers", "steps", "samples_per_s", "density",
             "compacted_fraction",
-            "payload_bytes_per_step", "dense_payload_bytes_per_step",
+            "payload_bytes_per_step", "control_bytes_per_step", "total_bytes_per_step",
+            "dense_payload_bytes_per_step", "comm_s_per_step", "comm_exposed_s_per_step",
             "final_test_accuracy", "final_test_loss", "mask_consistent", "tier_counts",
             "eval_curve", "reached_s", "reached_step")
     if json_out == "-":

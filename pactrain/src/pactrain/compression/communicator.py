@@ -9,6 +9,20 @@ it from launch to completion. So every method counts its payload and reports
 collective's size and duration. Hooks that delegate to PyTorch's own hooks (dense, fp16,
 PowerSGD) count with :meth:`Communicator.count` and time with :meth:`Communicator.timed`.
 
+Control traffic goes through it too (issue 22): the adaptive policy's probes, agreements
+and barrier, and the mask tracker's verification and repair broadcast call
+:meth:`Communicator.control_all_reduce`, :meth:`~Communicator.control_broadcast` and
+:meth:`~Communicator.control_barrier`, blocking collectives counted apart
+(:attr:`Communicator.control`, ``control_bytes_per_step``) and timed apart.
+
+Time, three ways: ``collective_seconds`` sums each collective's launch-to-completion time
+(what the policy's link model is fitted to; collectives in flight together count in
+full); ``busy_seconds`` is the union of those intervals (the time at least one collective
+of this hook was in flight: ``comm_s_per_step``); ``exposed_seconds`` is the time the
+training step still waited on collectives once its last bucket was handed over (from
+:meth:`Communicator.end_step` to :meth:`Communicator.note_backward_done`, which the
+optimizer pre-hook calls).
+
 Protocols built on it, and what goes on the wire per rank and bucket:
 
 - :func:`allgather_sparse`: ``k`` fp32 values and ``k`` int32 indices, packed into one
@@ -30,6 +44,7 @@ issuing anything, which keeps the order identical on every rank.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -63,21 +78,37 @@ class Communicator:
             :meth:`pactrain.policy.AdaptivePolicy.observe`, which fits its link model).
 
     Attributes:
-        payload: bytes handed to collectives, and completed steps (:meth:`end_step`).
-        seconds: launch-to-completion time of every collective, summed. Collectives in
-            flight together each count in full, so this is time spent waiting on the
-            network as each collective saw it, not wall-clock time.
+        payload: bytes handed to the hook's collectives, and completed steps
+            (:meth:`end_step`).
+        control: bytes of control collectives (probes, agreements, mask checks).
+        collective_seconds: launch-to-completion time of every hook collective, summed.
+        busy_seconds: time at least one hook collective was in flight.
+        exposed_seconds: time steps waited on collectives after their last bucket.
+        control_seconds: time spent in control collectives (they block).
     """
 
     def __init__(self, process_group: Any = None, observer: Observer | None = None) -> None:
         self.process_group = process_group
         self.observer = observer
         self.payload = PayloadCounter()
-        self.seconds = 0.0
+        self.control = PayloadCounter()
+        self.collective_seconds = 0.0
+        self.busy_seconds = 0.0
+        self.exposed_seconds = 0.0
+        self.control_seconds = 0.0
+        self._lock = threading.Lock()
+        self._in_flight = 0
+        self._busy_since = 0.0
+        self._step_closed_at: float | None = None
 
     @property
     def world_size(self) -> int:
         return dist.get_world_size(self.process_group)
+
+    @property
+    def distributed(self) -> bool:
+        """Whether collectives run at all (single-process use skips control traffic)."""
+        return dist.is_available() and dist.is_initialized()
 
     def all_reduce(self, tensor: torch.Tensor, name: str = "all_reduce",
                    op: Any = dist.ReduceOp.SUM, group: Any = None,
@@ -88,7 +119,7 @@ class Communicator:
         nbytes = tensor.numel() * tensor.element_size()
         self.payload.add(nbytes, name)
         group = group if group is not None else self.process_group
-        start = time.perf_counter()
+        start = self._launched()
         future = dist.all_reduce(tensor, op=op, group=group, async_op=True).get_future()
         return self._time(future, start, nbytes)
 
@@ -97,7 +128,7 @@ class Communicator:
         """Launch one async all-gather of ``tensor`` into ``outputs`` (one per rank)."""
         nbytes = tensor.numel() * tensor.element_size()
         self.payload.add(nbytes, name)
-        start = time.perf_counter()
+        start = self._launched()
         future = dist.all_gather(outputs, tensor, group=self.process_group,
                                  async_op=True).get_future()
         return self._time(future, start, nbytes)
@@ -110,14 +141,63 @@ class Communicator:
         """Call ``launch`` (collectives someone else issues, e.g. PyTorch's own hooks) and
         time it from now to the completion of the future it returns. The observer is not
         told: ``launch`` may issue several collectives of unknown sizes."""
-        start = time.perf_counter()
+        start = self._launched()
         return self._time(launch(), start, None)
+
+    # -- control collectives (blocking, counted apart) -----------------------------------
+    def control_all_reduce(self, tensor: torch.Tensor, op: Any = dist.ReduceOp.SUM,
+                           name: str = "control") -> torch.Tensor:
+        """All-reduce ``tensor`` in place and wait; counted in :attr:`control`. A no-op
+        without ``torch.distributed``."""
+        if not self.distributed:
+            return tensor
+        self.control.add(tensor.numel() * tensor.element_size(), name)
+        start = time.perf_counter()
+        dist.all_reduce(tensor, op=op, group=self.process_group)
+        self.control_seconds += time.perf_counter() - start
+        return tensor
+
+    def control_broadcast(self, tensor: torch.Tensor, name: str = "broadcast") -> torch.Tensor:
+        """Broadcast ``tensor`` from the group's first rank, in place, and wait."""
+        if not self.distributed:
+            return tensor
+        self.control.add(tensor.numel() * tensor.element_size(), name)
+        group = self.process_group
+        src = dist.get_global_rank(group, 0) if group is not None else 0
+        start = time.perf_counter()
+        dist.broadcast(tensor, src=src, group=group)
+        self.control_seconds += time.perf_counter() - start
+        return tensor
+
+    def control_barrier(self, name: str = "barrier") -> None:
+        """Wait for every rank of the group (no payload; its time is counted)."""
+        if not self.distributed:
+            return
+        self.control.add(0, name)
+        start = time.perf_counter()
+        dist.barrier(group=self.process_group)
+        self.control_seconds += time.perf_counter() - start
+
+    # -- time --------------------------------------------------------------------------
+    def _launched(self) -> float:
+        """Note a collective in flight; its start time."""
+        now = time.perf_counter()
+        with self._lock:
+            if self._in_flight == 0:
+                self._busy_since = now
+            self._in_flight += 1
+        return now
 
     def _time(self, future: torch.futures.Future[T], start: float,
               nbytes: int | None) -> torch.futures.Future[T]:
         def record(_: torch.futures.Future[T]) -> None:
-            seconds = time.perf_counter() - start
-            self.seconds += seconds
+            end = time.perf_counter()
+            seconds = end - start
+            with self._lock:
+                self.collective_seconds += seconds
+                self._in_flight -= 1
+                if self._in_flight == 0:
+                    self.busy_seconds += end - self._busy_since
             if nbytes is not None and self.observer is not None:
                 self.observer(nbytes, seconds)
 
@@ -125,24 +205,62 @@ class Communicator:
         return future
 
     def end_step(self) -> None:
-        """Close one optimizer step (call on the bucket for which ``is_last()`` holds)."""
+        """Close one optimizer step (call on the bucket for which ``is_last()`` holds):
+        from now until :meth:`note_backward_done` the step waits on collectives only."""
         self.payload.end_step()
+        self._step_closed_at = time.perf_counter()
+
+    def note_backward_done(self) -> None:
+        """The backward pass returned (DDP waited for every bucket): count the time since
+        the last bucket was handed over as exposed communication."""
+        if self._step_closed_at is not None:
+            self.exposed_seconds += time.perf_counter() - self._step_closed_at
+            self._step_closed_at = None
+
+    def _per_step(self, value: float) -> float | None:
+        steps = self.payload.steps
+        return value / steps if steps else None
 
     def seconds_per_step(self) -> float | None:
-        """Average :attr:`seconds` per completed step (``None`` before the first)."""
-        steps = self.payload.steps
-        return self.seconds / steps if steps else None
+        """Busy seconds per completed step (``None`` before the first): overlapping
+        collectives count once."""
+        return self._per_step(self.busy_seconds)
+
+    def collective_seconds_per_step(self) -> float | None:
+        """Summed launch-to-completion seconds per step (overlaps counted in full)."""
+        return self._per_step(self.collective_seconds)
+
+    def exposed_seconds_per_step(self) -> float | None:
+        """Seconds per step the step waited on collectives after its last bucket."""
+        return self._per_step(self.exposed_seconds)
+
+    def control_bytes_per_step(self) -> float | None:
+        """Control bytes per completed step."""
+        return self._per_step(self.control.total_bytes)
+
+    def time_summary(self) -> dict[str, float | None]:
+        """The JSON facts every method reports about its communication."""
+        return {"comm_s_per_step": self.seconds_per_step(),
+                "collective_s_per_step": self.collective_seconds_per_step(),
+                "comm_exposed_s_per_step": self.exposed_seconds_per_step(),
+                "control_bytes_per_step": self.control_bytes_per_step(),
+                "control_s_per_step": self._per_step(self.control_seconds)}
+
+    _COUNTERS = ("payload", "control", "collective_seconds", "busy_seconds",
+                 "exposed_seconds", "control_seconds")
 
     def __getstate__(self) -> dict[str, Any]:
         """Counters only: a process group cannot be pickled, and the observer belongs to
         whoever made this communicator (it passes one again after unpickling)."""
-        return {"payload": self.payload, "seconds": self.seconds}
+        return {key: getattr(self, key) for key in self._COUNTERS}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.process_group = None
-        self.observer = None
-        self.payload = state["payload"]
-        self.seconds = state["seconds"]
+        self.__init__(None, None)  # type: ignore[misc]
+        for key in self._COUNTERS:
+            if key in state:
+                setattr(self, key, state[key])
+        if "seconds" in state:      # written before busy and summed time were apart
+            self.collective_seconds = state["seconds"]
 
 
 class BucketSerializer:

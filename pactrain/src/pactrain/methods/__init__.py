@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from torch import nn
     from torch.distributed import ProcessGroup
 
+    from pactrain.compression.communicator import Communicator
     from pactrain.masks import MaskTracker
 
 
@@ -235,7 +236,20 @@ class HookedMethod:
         return {}
 
     def summary(self) -> dict[str, Any]:
-        return {**self.facts(), "comm_s_per_step": self.state.comm.seconds_per_step()}
+        return {**self.facts(), **self.state.comm.time_summary()}
+
+
+def method_communicator(method: CommMethod) -> Communicator | None:
+    """The communicator a method's hook talks through (``None`` for one without)."""
+    return getattr(getattr(method, "state", None), "comm", None)
+
+
+def share_control(method: CommMethod, tracker: Any) -> None:
+    """Send the mask tracker's control collectives through the method's communicator, so
+    the run's control bytes and time are reported with its payload, in one place."""
+    comm = method_communicator(method)
+    if tracker is not None and comm is not None:
+        tracker.comm = comm
 
 
 def apply_hook_momentum(method: CommMethod, optimizer: Any) -> None:

@@ -20,6 +20,7 @@ import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
 from pactrain.compaction import CompactionState, compaction_hook
+from pactrain.compression.communicator import Communicator
 from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.policy import AdaptivePolicy, FixedPolicy, probe_compute, probe_link
@@ -57,7 +58,7 @@ class PacTrainMethod:
         done = step + 1
         refresh = self.refresh_every > 0 and done % self.refresh_every == 0
         if refresh:
-            self.state.policy.refresh(self.state.process_group)
+            self.state.policy.refresh(self.state.comm)
         if self.plan_overlap_at is not None and (refresh or done == self.plan_overlap_at):
             self.state.plan_overlap()
 
@@ -73,7 +74,7 @@ class PacTrainMethod:
             "decisions": {str(i): {"tier": d.tier, "numel": d.numel, "kept": d.kept}
                           for i, (_, _, d) in sorted(self.state.decisions.items())},
             "policy": policy.state_dict(),
-            "comm_s_per_step": self.state.comm.seconds_per_step(),
+            **self.state.comm.time_summary(),
         }
 
     def state_dict(self) -> dict[str, Any]:
@@ -100,9 +101,10 @@ def make_pactrain(
         policy: FixedPolicy | AdaptivePolicy = FixedPolicy(forced)
     else:
         policy = AdaptivePolicy(allowed=tuple(config.allowed_tiers))
-        if config.probe_link and dist.is_initialized():
-            policy.link = probe_link(process_group)
-            policy.compute = probe_compute(process_group, seed=config.seed)
+    comm = Communicator(process_group, observer=policy.observe)
+    if isinstance(policy, AdaptivePolicy) and config.probe_link and dist.is_initialized():
+        policy.link = probe_link(comm)
+        policy.compute = probe_compute(comm, seed=config.seed)
     scale_group = None
     if dist.is_initialized() and config.world_size > 1:
         # the ternary scales get their own group (see CompactionState); collective
@@ -111,7 +113,7 @@ def make_pactrain(
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
                             config.seed, policy, config.error_feedback_or(False),
                             model=getattr(ddp_model, "module", ddp_model),
-                            scale_group=scale_group)
+                            scale_group=scale_group, comm=comm)
     # the overlap plan is timing-driven like the probes: off when they are
     plan_at = (OVERLAP_PLAN_STEP if forced is None and config.probe_link
                and config.world_size > 1 else None)

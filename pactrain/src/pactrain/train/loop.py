@@ -28,7 +28,14 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 from pactrain.masks import MaskTracker
-from pactrain.methods import MethodConfig, apply_hook_momentum, attach, get_method
+from pactrain.methods import (
+    MethodConfig,
+    apply_hook_momentum,
+    attach,
+    get_method,
+    method_communicator,
+    share_control,
+)
 from pactrain.models import get_model
 from pactrain.netns import read_own_counters, wire_per_step
 from pactrain.pruning import GradualPruner, PruningConfig
@@ -159,6 +166,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         **({} if config.broadcast_buffers else {"broadcast_buffers": False}),
     )
     method = method_spec.factory(None, ddp, method_config(config, rank, world_size), tracker)
+    share_control(method, tracker)
+    comm = method_communicator(method)
     if checkpoint is not None and hasattr(method, "load_state_dict"):
         per_rank = checkpoint.get("method_per_rank") or []
         if rank < len(per_rank) and per_rank[rank] is not None:
@@ -200,6 +209,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
                 loss = spec.loss(ddp(inputs), targets) / config.accumulation
                 loss.backward()
             step_loss += float(loss.detach())
+        if comm is not None:
+            comm.note_backward_done()
         if tracker is not None:
             tracker.pruner.mask_gradients()
         optimizer.step()
@@ -282,6 +293,13 @@ def _result(
         "ideal_payload_bytes_per_step": float(dense_bytes - pruned_bytes),
         "payload_by_collective": dict(payload.by_collective),
         "comm_s_per_step": summary.get("comm_s_per_step"),
+        "collective_s_per_step": summary.get("collective_s_per_step"),
+        "comm_exposed_s_per_step": summary.get("comm_exposed_s_per_step"),
+        "control_bytes_per_step": summary.get("control_bytes_per_step"),
+        "control_by_collective": (dict(control.by_collective) if (control := getattr(
+            method_communicator(method), "control", None)) is not None else {}),
+        "total_bytes_per_step": ((payload.total_bytes - warm_bytes) / n_steps if n_steps else 0.0)
+        + (summary.get("control_bytes_per_step") or 0.0),
         "final_train_loss": losses[-1] if losses else None,
         "mask_version": tracker.mask_version if tracker else 0,
         "mask_repairs": tracker.repairs if tracker else 0,
