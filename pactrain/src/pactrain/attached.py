@@ -223,6 +223,7 @@ def attach(
     scope: str = "global", prune: Selector = None, seed: int = 0,
     error_feedback: bool | None = None,
     options: dict[str, Any] | None = None, state: dict[str, Any] | None = None,
+    plan: Any = None,
 ) -> PacTrain:
     """Prune ``ddp_model`` while it trains and compress its gradients with ``method``.
 
@@ -251,6 +252,9 @@ def attach(
         options: method-specific options (e.g. ``{"rank": 2}`` for ``powersgd``).
         state: a :meth:`PacTrain.state_dict` to continue from (a resumed run whose model and
             optimizer were restored already; optimizer state is then expected).
+        plan: replay an earlier adaptive run's tier decisions (``summary()["plan"]``, a
+            result JSON or its path; :mod:`pactrain.plan`): the same tiers at the same
+            steps and nothing measured, so the run repeats exactly. Method ``pactrain``.
 
     Raises:
         AttachError: not a DDP model, no process group, training already started, the
@@ -305,7 +309,7 @@ def attach(
     if tracker is not None:
         warn_if_mostly_dense(tracker.pruner.selection)
     config = MethodConfig(world_size=world_size, rank=rank, sparsity=sparsity, seed=seed,
-                          error_feedback=error_feedback, options=options)
+                          error_feedback=error_feedback, options=options, plan=plan)
     comm_method = spec.factory(group, ddp_model, config, tracker)
     share_control(comm_method, tracker)
     register_hook(ddp_model, comm_method)

@@ -186,6 +186,9 @@ class CompactionState:
         self.packing = LanePacking.for_world(world_size)
         self.step = 0  # synchronized steps seen (seeds the ternary draws)
         self.tier_counts: dict[int, Counter] = {}
+        self.plan: list[dict[str, Any]] = []
+        """The tiers taken, as a replayable plan (:mod:`pactrain.plan`)."""
+        self._planned: dict[int, str] = {}
         self.layouts: dict[int, BucketLayout] = {}
         self.decisions: dict[int, tuple[tuple, int, TierDecision]] = {}
         self._draws: dict[int, torch.Tensor] = {}  # per bucket index, reused every step
@@ -251,7 +254,12 @@ class CompactionState:
         return torch.index_select(bucket, 0, layout.kept, out=out)
 
     def decide(self, index: int, layout: BucketLayout) -> TierDecision:
-        """The bucket's tier, recomputed when the layout or the policy changes."""
+        """The bucket's tier, recomputed when the layout or the policy changes (a replayed
+        plan, :class:`pactrain.plan.ReplayPolicy`, says it per step)."""
+        tier_at = getattr(self.policy, "tier_at", None)
+        if tier_at is not None:
+            return TierDecision(tier_at(self.step, index), layout.numel,
+                                int(layout.kept.numel()), {})
         cached = self.decisions.get(index)
         if cached is not None and cached[0] == layout.key and cached[1] == self.policy.version:
             return cached[2]
@@ -266,6 +274,12 @@ class CompactionState:
                      {k: f"{v:.2e}s" for k, v in decision.costs.items()})
         self.decisions[index] = (layout.key, self.policy.version, decision)
         return decision
+
+    def record_plan(self, index: int, tier: str) -> None:
+        """Add to the run's plan when bucket ``index`` changes tier (:mod:`pactrain.plan`)."""
+        if self._planned.get(index) != tier:
+            self._planned[index] = tier
+            self.plan.append({"step": self.step, "bucket": index, "tier": tier})
 
     # -- overlap timing ------------------------------------------------------------------
     def note_ready(self, index: int) -> None:
@@ -300,6 +314,7 @@ class CompactionState:
             "residuals": self.memory.state_dict()["residuals"] if self.memory else {},
             "step": self.step,
             "tier_counts": {i: dict(c) for i, c in self.tier_counts.items()},
+            "plan": list(self.plan),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -310,6 +325,8 @@ class CompactionState:
             self.memory.load_state_dict({"residuals": state["residuals"]})
         self.step = int(state["step"])
         self.tier_counts = {int(i): Counter(c) for i, c in state["tier_counts"].items()}
+        self.plan = list(state.get("plan", []))
+        self._planned = {e["bucket"]: e["tier"] for e in self.plan}
         self.layouts.clear()
         self.decisions.clear()
 
@@ -470,6 +487,7 @@ def compaction_hook(state: CompactionState, bucket: dist.GradBucket,
     layout = state.layout(bucket)
     tier = state.decide(index, layout).tier
     state.tier_counts.setdefault(index, Counter())[tier] += 1
+    state.record_plan(index, tier)
     future = TIER_SENDERS[tier](state, index, buffer, layout)
     if bucket.is_last():
         state.comm.end_step()

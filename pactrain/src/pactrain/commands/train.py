@@ -51,6 +51,10 @@ def train(
                                         "held-out metric (e.g. accuracy) reaches this."),
     train_budget: float | None = typer.Option(None, help="With --eval-every: stop after "
                                               "this many seconds of training."),
+    plan: Path | None = typer.Option(
+        None, help="Replay the tier decisions of an earlier --method pactrain run (its "
+                   "--json result, or its 'plan' list): the same tiers at the same steps, "
+                   "nothing measured, so the run repeats exactly."),
 ) -> None:
     """Train MODEL with METHOD on WORKERS local gloo processes and print the result."""
     from pactrain.methods import get_method
@@ -66,6 +70,18 @@ def train(
         except KeyError as err:
             raise typer.BadParameter(str(err.args[0]), param_hint=kind) from None
     require_data([model], data_dir)
+    replay = None
+    if plan is not None:
+        from pactrain.compression.compressors import TIERS
+        from pactrain.plan import PlanError, load_plan
+
+        if method != "pactrain":
+            raise typer.BadParameter(f"a plan replays the adaptive policy's decisions; use "
+                                     f"--method pactrain, not {method}", param_hint="--plan")
+        try:
+            replay = load_plan(plan, TIERS)
+        except PlanError as err:
+            raise typer.BadParameter(str(err), param_hint="--plan") from None
 
     config = RunConfig(
         model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
@@ -78,6 +94,7 @@ def train(
         checkpoint=str(checkpoint) if checkpoint else None,
         resume=str(resume) if resume else None,
         eval_every=eval_every, target_metric=target, train_budget_s=train_budget,
+        plan=replay,
     )
     if (target is not None or train_budget is not None) and not eval_every:
         raise typer.BadParameter("--target and --train-budget need --eval-every N")

@@ -86,6 +86,8 @@ class MethodConfig:
         allowed_tiers: tiers the adaptive policy may pick from.
         refresh_every: steps between refreshes of the measured link model.
         probe_link: measure the alpha-beta link model at start-up.
+        plan: decisions of an earlier adaptive run to replay (:mod:`pactrain.plan`: a
+            result JSON's path, its ``plan`` list, or the result); ``None``: decide.
         options: method-specific options (e.g. ``{"ratio": 0.01}`` for top-k,
             ``{"rank": 2}`` for PowerSGD).
     """
@@ -99,6 +101,7 @@ class MethodConfig:
     allowed_tiers: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary", "packed")
     refresh_every: int = 50
     probe_link: bool = True
+    plan: Any = None
     options: dict[str, Any] = field(default_factory=dict)
 
     def check_group(self, process_group: Any) -> None:

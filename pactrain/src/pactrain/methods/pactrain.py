@@ -21,8 +21,10 @@ import torch.distributed as dist
 from pactrain.accounting import PayloadCounter
 from pactrain.compaction import CompactionState, compaction_hook
 from pactrain.compression.communicator import Communicator
+from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE, TIERS
 from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.plan import PlanError, ReplayPolicy, load_plan
 from pactrain.policy import AdaptivePolicy, FixedPolicy, probe_compute, probe_link
 
 #: Step after which the adaptive policy first plans the overlap: DDP rebuilds its buckets
@@ -74,6 +76,7 @@ class PacTrainMethod:
             "decisions": {str(i): {"tier": d.tier, "numel": d.numel, "kept": d.kept}
                           for i, (_, _, d) in sorted(self.state.decisions.items())},
             "policy": policy.state_dict(),
+            "plan": list(self.state.plan),
             **self.state.comm.time_summary(),
         }
 
@@ -97,8 +100,18 @@ def make_pactrain(
         raise ValueError("PacTrain methods need the mask tracker; register them with "
                          "uses_pruning=True")
     forced = tier or config.tier
-    if forced is not None:
-        policy: FixedPolicy | AdaptivePolicy = FixedPolicy(forced)
+    if config.plan is not None and forced is not None:
+        raise PlanError(f"a plan replays the adaptive policy's decisions; use it with the "
+                        f"method pactrain, not a fixed tier ({forced})")
+    if config.plan is not None:
+        policy: FixedPolicy | AdaptivePolicy | ReplayPolicy = ReplayPolicy(
+            load_plan(config.plan, TIERS))
+        if config.world_size > MAX_TERNARY_WORLD_SIZE and "ternary" in policy.tiers:
+            raise PlanError(f"the plan uses ternary, which serves at most "
+                            f"{MAX_TERNARY_WORLD_SIZE} workers; this run has "
+                            f"{config.world_size}")
+    elif forced is not None:
+        policy = FixedPolicy(forced)
     else:
         policy = AdaptivePolicy(allowed=tuple(config.allowed_tiers))
     comm = Communicator(process_group, observer=policy.observe)
@@ -115,7 +128,7 @@ def make_pactrain(
                             model=getattr(ddp_model, "module", ddp_model),
                             scale_group=scale_group, comm=comm)
     # the overlap plan is timing-driven like the probes: off when they are
-    plan_at = (OVERLAP_PLAN_STEP if forced is None and config.probe_link
+    plan_at = (OVERLAP_PLAN_STEP if isinstance(policy, AdaptivePolicy) and config.probe_link
                and config.world_size > 1 else None)
     return PacTrainMethod(state, config.refresh_every, plan_at)
 

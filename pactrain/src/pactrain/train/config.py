@@ -39,6 +39,8 @@ class RunConfig:
         error_feedback: lossy tiers keep a residual (``None``: the method's default).
         refresh_every: steps between link-model refreshes.
         probe_link: measure the link at start-up.
+        plan: the adaptive policy's decisions of an earlier run to replay (entries of its
+            result's ``plan``, :mod:`pactrain.plan`); ``None``: decide from measurements.
         warmup_steps: steps left out of throughput and payload averages.
         method_options: method-specific options (passed to the method factory).
         checkpoint: path written at the end (model, optimizer, masks, hook state).
@@ -80,6 +82,7 @@ class RunConfig:
     error_feedback: bool | None = None
     refresh_every: int = 50
     probe_link: bool = True
+    plan: list[dict[str, Any]] | None = None
     warmup_steps: int = 5
     method_options: dict[str, Any] = field(default_factory=dict)
     checkpoint: str | None = None

@@ -54,7 +54,7 @@ def method_config(config: RunConfig, rank: int, world_size: int) -> MethodConfig
     return MethodConfig(
         world_size=world_size, rank=rank, sparsity=config.sparsity, seed=config.seed,
         error_feedback=config.error_feedback, refresh_every=config.refresh_every,
-        probe_link=config.probe_link, options=dict(config.method_options),
+        probe_link=config.probe_link, plan=config.plan, options=dict(config.method_options),
     )
 
 
@@ -305,6 +305,7 @@ def _result(
         "mask_repairs": tracker.repairs if tracker else 0,
         "mask_history": [list(h) for h in tracker.history] if tracker else [],
         "tier_counts": summary.get("tier_counts", {}),
+        "plan": summary.get("plan"),
         "tier_counts_per_bucket": summary.get("tier_counts_per_bucket", {}),
         "method_summary": summary,
     }
