@@ -195,7 +195,7 @@ def test_ternary_hook_is_unbiased_on_a_real_group() -> None:
 
 def _packed_against_int8(rank: int, world_size: int) -> dict:
     """Two copies of one pruned model, one hook per ternary wire format, same seed: the
-    packed lanes must deliver exactly what the int8 sum delivers, for fewer bytes."""
+    packed digits must deliver exactly what the int8 sum delivers, for fewer bytes."""
     results: dict = {}
     for tier in ("ternary", "packed"):
         model, tracker = _pruned(0.8)
@@ -214,20 +214,23 @@ def _packed_against_int8(rank: int, world_size: int) -> dict:
                          for lay in state.layouts.values())
         results[tier] = {"grads": grads, "payload": dict(state.payload.by_collective),
                          "steps": state.payload.steps, "kept_words": kept_words,
+                         "buckets": len(state.layouts),
                          "kept": sum(int(lay.kept.numel()) for lay in state.layouts.values())}
     return results
 
 
 @pytest.mark.parametrize("world_size", [2, 3])
-def test_packed_lanes_deliver_the_int8_ternary_sum_bitwise(world_size: int) -> None:
+def test_packed_digits_deliver_the_int8_ternary_sum_bitwise(world_size: int) -> None:
     for result in run_on_local_group(_packed_against_int8, world_size):
         int8, packed = result["ternary"], result["packed"]
         assert all(torch.equal(a, b) for a, b in zip(int8["grads"], packed["grads"],
                                                         strict=True))
         assert any(g.abs().sum() > 0 for g in packed["grads"])
         steps = packed["steps"]
-        # 10 lanes of 3 bits per int32 word for 2 or 3 ranks: 0.4 B per kept entry
-        assert packed["payload"]["all_reduce_packed"] == 4 * packed["kept_words"] * steps
-        assert packed["payload"]["all_reduce_packed"] <= 0.41 * packed["kept"] * steps + 4 * 8
+        # 13 base-5 (2 ranks) or 11 base-7 (3 ranks) digits per int32 word: 0.31 / 0.36 B
+        # (DDP re-buckets after the first step: each bucket's last word may round apart)
+        words = packed["payload"]["all_reduce_packed"] / 4
+        assert abs(words - packed["kept_words"] * steps) <= packed["buckets"] * steps
+        assert packed["payload"]["all_reduce_packed"] <= 0.37 * packed["kept"] * steps + 4 * 8
         assert int8["payload"]["all_reduce"] == int8["kept"] * steps
         assert packed["payload"]["all_reduce_max"] == int8["payload"]["all_reduce_max"]

@@ -11,24 +11,25 @@ import time
 
 import pytest
 
-from pactrain import netns
-from pactrain.netns import Topology
+from pactrain import rates
+from pactrain.bench import netns
+from pactrain.bench.netns import Topology
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
 
 
 def test_parse_and_format_rate() -> None:
-    assert netns.parse_rate("10mbit") == 10_000_000
-    assert netns.parse_rate("1gbit") == 1_000_000_000
-    assert netns.parse_rate("1.5Mbit") == 1_500_000
-    assert netns.format_rate(100_000_000) == "100mbit"
+    assert rates.parse_rate("10mbit") == 10_000_000
+    assert rates.parse_rate("1gbit") == 1_000_000_000
+    assert rates.parse_rate("1.5Mbit") == 1_500_000
+    assert rates.format_rate(100_000_000) == "100mbit"
     with pytest.raises(ValueError, match="write it like 10mbit"):
-        netns.parse_rate("fast")
+        rates.parse_rate("fast")
 
 
 def test_burst_is_large_enough_for_the_rate() -> None:
-    assert netns.tbf_burst_bytes(1_000_000_000) >= 256_000
-    assert netns.tbf_burst_bytes(10_000_000) == 32 * 1024
+    assert rates.tbf_burst_bytes(1_000_000_000) >= 256_000
+    assert rates.tbf_burst_bytes(10_000_000) == 32 * 1024
 
 
 def test_refuses_nonsense_worker_counts() -> None:
@@ -135,7 +136,7 @@ def test_address_exists_only_inside_the_namespace() -> None:
 
 _CRASHER = textwrap.dedent("""
     import sys, time
-    from pactrain.netns import Topology
+    from pactrain.bench.netns import Topology
     topo = Topology(workers=2, rate="10mbit").build()
     print(topo.hub, flush=True)
     time.sleep(60)

@@ -60,7 +60,7 @@ from pactrain.compression.compressors import (
     MAX_TERNARY_WORLD_SIZE,
     TIERS,
     Bounds,
-    LanePacking,
+    RadixPacking,
     check_int8_sum,
     chunk_abs_max,
     scale_chunks,
@@ -183,7 +183,7 @@ class CompactionState:
         self.seed = seed
         self.policy = policy
         self.memory = ResidualMemory() if error_feedback else None
-        self.packing = LanePacking.for_world(world_size)
+        self.packing = RadixPacking.for_world(world_size)
         self.step = 0  # synchronized steps seen (seeds the ternary draws)
         self.tier_counts: dict[int, Counter] = {}
         self.plan: list[dict[str, Any]] = []
@@ -451,7 +451,7 @@ def send_ternary(state: CompactionState, index: int, buffer: torch.Tensor,
 def send_packed(state: CompactionState, index: int, buffer: torch.Tensor,
                 layout: BucketLayout) -> torch.futures.Future:
     """The same ternary codes as :func:`send_ternary`, packed into carry-free lanes of
-    int32 words (:class:`~pactrain.compression.compressors.LanePacking`) and summed by the
+    int32 words (:class:`~pactrain.compression.compressors.RadixPacking`) and summed by the
     ordinary int32 all-reduce: ``ceil(log2(2N+1))`` bits per kept entry (0.5 B for
     N <= 7). Decodes to exactly what :func:`send_ternary` delivers for the same draws."""
     codes, factors = _ternary_codes(state, index, buffer, layout)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pactrain.bench.report import summarize
-from pactrain.netns import parse_rate
+from pactrain.rates import parse_rate
 
 
 def _bandwidth_value(label: str) -> float | None:

@@ -49,7 +49,7 @@ from pactrain.compression.communicator import Communicator
 from pactrain.compression.compressors import (
     LOSSY_TIERS,
     TIERS,
-    LanePacking,
+    RadixPacking,
     chunk_count,
     ternary_codes,
 )
@@ -165,7 +165,7 @@ def probe_compute(comm: Communicator, n: int = 1 << 18, density: float = 0.25,
     scale = values.abs().max()
     codes = torch.sign(values).to(torch.int8)
     world_size = comm.world_size if comm.distributed else 1
-    packing = LanePacking.for_world(world_size)
+    packing = RadixPacking.for_world(world_size)
     costs = [
         per_element(lambda: buffer.mul(mask), n),
         per_element(gather_scatter, kept.numel()),
@@ -258,7 +258,7 @@ class AdaptivePolicy:
             "ternary": self.link.alpha_s + t(kept + 4 * chunk_count(kept), world_size)
             + (c.gather_s + c.ternary_s) * kept,
             "packed": self.link.alpha_s
-            + t(LanePacking.for_world(world_size).bytes_per_entry * kept
+            + t(RadixPacking.for_world(world_size).bytes_per_entry * kept
                 + 4 * chunk_count(kept), world_size)
             + (c.gather_s + c.ternary_s + c.pack_s) * kept,
         }

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pactrain import netns
+from pactrain.bench import netns
 from pactrain.bench.report import validate
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pactrain import netns
+from pactrain.bench import netns
 from pactrain.bench.config import BenchConfig
 from pactrain.bench.network import bench_network
 from pactrain.bench.report import (

@@ -41,6 +41,7 @@ def _talk(rank: int, world_size: int) -> dict:
     clone = pickle.loads(pickle.dumps(comm))
     return {"summed": summed, "largest": largest, "gathered": gathered,
             "observed": [n for n, _ in observed], "seconds": comm.collective_seconds,
+            "busy": comm.busy_seconds,
             "per_step": comm.seconds_per_step(), "by": dict(comm.payload.by_collective),
             "dense_sum": dense_sum, "ternary": ternary,
             "clone": (clone.process_group, clone.observer, clone.payload.total_bytes)}
@@ -54,7 +55,8 @@ def test_communicator_launches_counts_and_times_every_collective() -> None:
         assert got["observed"] == [12, 4, 8, 8, 8, 4]
         assert got["by"] == {"all_reduce": 12 + 8 + 8 + 4, "all_reduce_max": 4,
                              "all_gather": 8 + 8}
-        assert got["seconds"] > 0 and got["per_step"] == got["seconds"] / 2
+        # busy time (each instant counted once) per step; the summed time is at least it
+        assert 0 < got["busy"] <= got["seconds"] and got["per_step"] == got["busy"] / 2
         assert got["dense_sum"].tolist() == [1.0, 2.0, 0.0, 0.0]
         # scales MAX over ranks: 2 and 4; codes summed over 2 ranks: +-2, 0, 2
         assert got["ternary"].tolist() == [4.0, -4.0, 0.0, 8.0]

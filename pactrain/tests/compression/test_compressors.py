@@ -6,7 +6,7 @@ import torch
 
 from pactrain.compression.compressors import (
     MAX_TERNARY_WORLD_SIZE,
-    LanePacking,
+    RadixPacking,
     SparseGradient,
     check_int8_sum,
     clip_to_sigma,
@@ -59,14 +59,17 @@ def test_codes_are_ternary_and_127_extreme_codes_fit_in_int8() -> None:
 
 
 @pytest.mark.parametrize("world_size", [1, 2, 3, 4, 7, 8, 15, 16, 127, 128])
-def test_packed_lanes_sum_without_carries_for_every_partial_sum(world_size: int) -> None:
+def test_packed_digits_sum_without_carries_for_every_partial_sum(world_size: int) -> None:
     """Extreme codes (all +1 or all -1 on every rank) and random codes: every partial sum
     of the packed words, as a ring reduce-scatter forms them, stays inside int32 and
     unpacks to the sum of the codes."""
-    packing = LanePacking.for_world(world_size)
-    assert 2 * world_size < 2 ** packing.width and packing.lanes == 32 // packing.width
+    packing = RadixPacking.for_world(world_size)
+    base = packing.base
+    assert base == 2 * world_size + 1
+    assert (world_size + 1) * base ** (packing.digits - 1) <= 2 ** 31       # fits
+    assert (world_size + 1) * base ** packing.digits > 2 ** 31              # the most
     generator = torch.Generator().manual_seed(world_size)
-    count = 3 * packing.lanes + 1  # a padded last word
+    count = 3 * packing.digits + 1  # a padded last word
     for fill in (1, -1, None):
         codes = [torch.full((count,), fill, dtype=torch.int8) if fill is not None else
                  torch.randint(-1, 2, (count,), generator=generator).to(torch.int8)
@@ -79,18 +82,21 @@ def test_packed_lanes_sum_without_carries_for_every_partial_sum(world_size: int)
             assert int(partial.max()) < 2 ** 31 and int(partial.min()) >= -2 ** 31
             expected = torch.stack(codes[:seen]).to(torch.int32).sum(0)
             # a partial sum of `seen` ranks decodes with `seen` offsets removed
-            partial_packing = LanePacking(seen, packing.width, packing.lanes)
+            partial_packing = RadixPacking(seen, packing.base, packing.digits)
             sums = partial_packing.unpack(partial.to(torch.int32), count)
             assert torch.equal(sums, expected)
 
 
-def test_packed_lane_widths_and_bytes_per_entry() -> None:
-    # ceil(log2(2N+1)) bits: N = 2, 3 -> 3 bits (10 lanes), N = 4..7 -> 4 bits (8 lanes)
-    assert [LanePacking.for_world(n).width for n in (1, 2, 3, 4, 7, 8)] == [2, 3, 3, 4, 4, 5]
-    assert LanePacking.for_world(4).bytes_per_entry == 0.5
-    assert wire_bytes_per_entry("packed", 4) == 0.5 and wire_bytes_per_entry("ternary", 4) == 1
+def test_packed_digits_and_bytes_per_entry() -> None:
+    # base 2N+1: N = 4 -> 10 base-9 digits per int32 word (3.2 bits; log2(9) = 3.17 is the
+    # floor, binary 4-bit lanes held 8), N = 2 -> 13 base-5, N = 7 -> 8 base-15
+    digits = [RadixPacking.for_world(n).digits for n in (1, 2, 3, 4, 7, 8, 127)]
+    assert digits == [19, 13, 11, 10, 8, 7, 4]
+    assert RadixPacking.for_world(4).bytes_per_entry == 0.4
+    assert 8 * RadixPacking.for_world(4).bytes_per_entry <= 3.3          # issue 22's bound
+    assert wire_bytes_per_entry("packed", 4) == 0.4 and wire_bytes_per_entry("ternary", 4) == 1
     with pytest.raises(ValueError, match="world size must be >= 1"):
-        LanePacking.for_world(0)
+        RadixPacking.for_world(0)
 
 
 def test_one_world_size_limit_for_every_int8_sum_of_codes() -> None:

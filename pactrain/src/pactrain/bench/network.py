@@ -7,7 +7,7 @@ import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from pactrain import netns
+from pactrain.bench import netns
 
 
 @dataclass

@@ -212,7 +212,7 @@ def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
     import torch
 
     from pactrain import __version__
-    from pactrain.netns import tbf_burst_bytes
+    from pactrain.rates import tbf_burst_bytes
 
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -246,7 +246,7 @@ def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
 
 
 def _bits(bandwidth: str) -> int:
-    from pactrain.netns import parse_rate
+    from pactrain.rates import parse_rate
 
     return parse_rate(bandwidth)
 

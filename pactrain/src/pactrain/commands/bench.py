@@ -68,7 +68,7 @@ def bench(
     """
     from rich.console import Console
 
-    from pactrain import netns
+    from pactrain.bench import netns
     from pactrain.bench.config import BenchConfig
     from pactrain.bench.report import (
         METRIC_MIN_STEPS,
@@ -78,6 +78,7 @@ def bench(
         write_json,
     )
     from pactrain.bench.runner import run_bench
+    from pactrain.rates import parse_rate
 
     console = Console(width=None if sys.stdout.isatty() else 150)
     if clean_stale:
@@ -89,7 +90,7 @@ def bench(
                                     for b in _split(bandwidth)]
     for b in bandwidths:
         if b is not None:
-            netns.parse_rate(b)
+            parse_rate(b)
     require_data(_split(models), data_dir)
     try:
         config = BenchConfig(

@@ -17,9 +17,9 @@ fp16     2     the kept entries, fp16 (divided by N first, so the sum cannot ove
 bf16     2     the kept entries, bf16
 ternary  1     int8 codes in {-1, 0, 1} summed as int8 (|sum| <= N <= 127), plus one
                fp32 scale per parameter all-reduced with MAX before (4 bytes each)
-packed   w/8   the same ternary codes, packed into carry-free ``w``-bit lanes of int32
-               words (:class:`LanePacking`; ``w = ceil(log2(2N+1))``: 0.5 B for
-               N <= 7, 0.4 B for N <= 3), plus the same per-parameter scales
+packed   4/k   the same ternary codes as carry-free base-(2N+1) digits of int32 words
+               (:class:`RadixPacking`; ``k`` digits a word: 0.4 B at N = 4, 0.31 B
+               at N = 2, 0.5 B at N = 7), plus the same per-parameter scales
 ======== ===== =====================================================================
 
 Ternary is stochastic and unbiased: with shared scale ``s >= max|v|``, code ``t = sign(v)``
@@ -53,7 +53,7 @@ LOW_PRECISION: dict[str, torch.dtype] = {"fp16": torch.float16, "bf16": torch.bf
 def wire_bytes_per_entry(tier: str, world_size: int) -> float:
     """Payload bytes of one kept entry under ``tier`` (before the ring factor)."""
     if tier == "packed":
-        return LanePacking.for_world(world_size).bytes_per_entry
+        return RadixPacking.for_world(world_size).bytes_per_entry
     return float(WIRE_BYTES[tier])
 
 
@@ -123,78 +123,84 @@ def ternary_decode(summed: torch.Tensor, scale: torch.Tensor | float,
 
 
 @dataclass(frozen=True)
-class LanePacking:
-    """Ternary codes of N ranks packed so that an ordinary int32 SUM all-reduce adds them
-    lane by lane, with no carry from one lane into the next.
+class RadixPacking:
+    """Ternary codes of N ranks packed as base-(2N+1) digits of int32 words, so that an
+    ordinary int32 SUM all-reduce adds them digit by digit, with no carry between digits.
 
-    Why it works: N codes in {-1, 0, 1} sum to [-N, N], ``2N + 1`` values, which fit
-    ``width = ceil(log2(2N + 1))`` bits. Every lane but the top one carries the code
-    offset by +1 (in {0, 1, 2}); a lane's sum over any subset of ranks is then at most
-    ``2N <= 2**width - 1``, so it never spills into its neighbour, and the partial sums a
-    ring reduce-scatter forms are as safe as the total. The top lane carries the raw
-    signed code: its sum ``t`` in [-N, N] makes the word ``t * 2**s + low`` with
-    ``0 <= low < 2**s`` (``s`` = bits below the top lane), which stays inside int32 for
-    every partial sum, so the all-reduce never overflows (no reliance on wrap-around of
-    signed integers) and an arithmetic right shift by ``s`` recovers ``t`` exactly.
-    ``lanes = floor(32 / width)``: 8 lanes (0.5 B per entry) for N <= 7, 10 lanes for
-    N <= 3, 6 for N <= 15, down to 1 lane (4 B) only above 2**30 ranks.
+    Why it works: N codes in {-1, 0, 1} sum to [-N, N], ``B = 2N + 1`` values. Every digit
+    but the top one carries the code offset by +1 (in {0, 1, 2}); a digit's sum over any
+    subset of ranks is then at most ``2N = B - 1``, so it never carries into the next, and
+    the partial sums a ring reduce-scatter forms are as safe as the total. The top digit
+    carries the raw signed code: its sum ``t`` in [-N, N] makes the word
+    ``t * B**(k-1) + low`` with ``0 <= low < B**(k-1)``, which stays inside int32 for every
+    partial sum while ``(N + 1) * B**(k-1) <= 2**31`` (no reliance on wrap-around of signed
+    integers), and a floor division by ``B**(k-1)`` recovers ``t`` exactly. ``k``, the
+    digits per word, is the largest that bound allows: 10 base-9 digits at N = 4 (3.2 bits,
+    0.4 B per entry: log2(9) = 3.17 is the floor), 13 base-5 at N = 2, 8 base-15 at N = 7,
+    4 base-255 at N = 127. Binary lanes of ``ceil(log2(2N+1))`` bits (what this tier used
+    before) hold as many digits only when ``2N + 1`` is a power of two; at N = 4 they held 8.
 
-    Layout: entry ``i`` of ``count`` sits in word ``i % words``, lane ``i // words``, so
-    each lane is one contiguous slice of the codes (packing and unpacking are ``lanes``
+    Layout: entry ``i`` of ``count`` sits in word ``i % words``, digit ``i // words``, so
+    each digit is one contiguous slice of the codes (packing and unpacking are ``digits``
     vectorised passes, no per-entry Python).
 
     Attributes:
         world_size: ranks whose codes are summed.
-        width: bits per lane.
-        lanes: lanes per int32 word.
+        base: ``2 * world_size + 1``.
+        digits: digits per int32 word.
     """
 
     world_size: int
-    width: int
-    lanes: int
+    base: int
+    digits: int
 
     @classmethod
-    def for_world(cls, world_size: int) -> LanePacking:
-        """The narrowest lanes that hold a sum of ``world_size`` ternary codes."""
+    def for_world(cls, world_size: int) -> RadixPacking:
+        """The most base-(2N+1) digits an int32 word holds for ``world_size`` ranks."""
         if world_size < 1:
             raise ValueError(f"world size must be >= 1, got {world_size}")
-        width = max(2, math.ceil(math.log2(2 * world_size + 1)))
-        if width > 32:
-            raise ValueError(f"{world_size} ranks need {width}-bit lanes, more than an "
-                             "int32 word; use the fp16 tier")
-        return cls(world_size, width, 32 // width)
+        if world_size + 1 > 2 ** 31:
+            raise ValueError(f"{world_size} ranks overflow an int32 word; use the fp16 tier")
+        base = 2 * world_size + 1
+        lower = 0  # digits below the signed top one
+        while (world_size + 1) * base ** (lower + 1) <= 2 ** 31:
+            lower += 1
+        return cls(world_size, base, lower + 1)
 
     @property
     def bytes_per_entry(self) -> float:
-        return 4.0 / self.lanes
+        return 4.0 / self.digits
 
     def words_for(self, count: int) -> int:
         """int32 words that carry ``count`` codes."""
-        return -(-count // self.lanes)
+        return -(-count // self.digits)
 
     def pack(self, codes: torch.Tensor) -> torch.Tensor:
         """int8 codes in {-1, 0, 1} -> int32 words (``words_for(len(codes))`` of them)."""
         count = codes.numel()
         words = self.words_for(count)
-        lanes = torch.zeros(self.lanes * words, dtype=torch.int32, device=codes.device)
-        lanes[:count] = codes
-        lanes = lanes.view(self.lanes, words)
-        lanes[:-1] += 1  # offset codes; the top lane stays signed
-        packed = lanes[-1] * (1 << self.width * (self.lanes - 1))
-        for lane in range(self.lanes - 1):
-            packed.add_(lanes[lane] << self.width * lane)
-        return packed
+        digits = torch.zeros(self.digits * words, dtype=torch.int64, device=codes.device)
+        digits[:count] = codes
+        digits = digits.view(self.digits, words)
+        digits[:-1] += 1  # offset codes; the top digit stays signed
+        packed = digits[-1] * self.base ** (self.digits - 1)
+        for digit in range(self.digits - 1):
+            packed.add_(digits[digit] * self.base ** digit)
+        return packed.to(torch.int32)
 
     def unpack(self, summed: torch.Tensor, count: int) -> torch.Tensor:
         """Summed int32 words -> the ``count`` sums of codes (int32, in [-N, N])."""
         words = summed.numel()
-        out = torch.empty(self.lanes, words, dtype=torch.int32, device=summed.device)
-        field_mask = (1 << self.width) - 1
-        for lane in range(self.lanes - 1):
-            torch.bitwise_and(summed >> self.width * lane, field_mask, out=out[lane])
+        value = summed.to(torch.int64)
+        top_unit = self.base ** (self.digits - 1)
+        out = torch.empty(self.digits, words, dtype=torch.int64, device=summed.device)
+        torch.div(value, top_unit, rounding_mode="floor", out=out[-1])
+        low = value - out[-1] * top_unit
+        for digit in range(self.digits - 1):
+            torch.remainder(low, self.base, out=out[digit])
+            low = torch.div(low, self.base, rounding_mode="floor")
         out[:-1] -= self.world_size
-        torch.bitwise_right_shift(summed, self.width * (self.lanes - 1), out=out[-1])
-        return out.view(-1)[:count]
+        return out.view(-1)[:count].to(torch.int32)
 
 
 # -- per-parameter slots of a flat buffer ------------------------------------------------------
@@ -217,7 +223,7 @@ def segment_bounds(lengths: Iterable[int]) -> Bounds:
 #: small entries in noise (on Fashion-MNIST, 90% sparse, the per-parameter tiers ended 5
 #: points below dense). QSGD (Alistarh et al., NeurIPS 2017) and CGX bound that variance
 #: by quantizing in buckets of a few hundred entries; 256 costs 4 B of scale per 256
-#: entries (3% on the packed tier's 0.5 B per entry at 4 workers).
+#: entries (4% on the packed tier's 0.4 B per entry at 4 workers).
 SCALE_CHUNK = 256
 
 

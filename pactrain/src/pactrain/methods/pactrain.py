@@ -139,8 +139,8 @@ for _name, _tier, _description in (
     ("pactrain-fp16", "fp16", "compacted fp16 all-reduce"),
     ("pactrain-bf16", "bf16", "compacted bf16 all-reduce"),
     ("pactrain-ternary", "ternary", "compacted stochastic ternary int8 all-reduce"),
-    ("pactrain-packed", "packed", "compacted ternary codes in carry-free int32 lanes "
-     "(0.5 B per kept entry up to 7 workers)"),
+    ("pactrain-packed", "packed", "compacted ternary codes as carry-free base-(2N+1) "
+     "digits of int32 words (0.4 B per kept entry at 4 workers)"),
 ):
     register_method(MethodSpec(
         name=_name, factory=functools.partial(make_pactrain, tier=_tier), uses_pruning=True,

@@ -33,8 +33,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pactrain.netns import WIRE_INTERFACE_ENV, WORKER_IFNAME
 from pactrain.train.config import RunConfig
+from pactrain.wire_counters import WIRE_INTERFACE_ENV, WORKER_IFNAME
 
 
 class WorkerFailedError(RuntimeError):

@@ -37,10 +37,10 @@ from pactrain.methods import (
     share_control,
 )
 from pactrain.models import get_model
-from pactrain.netns import read_own_counters, wire_per_step
 from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.train.config import RunConfig
 from pactrain.train.held_out import HeldOutCurve
+from pactrain.wire_counters import read_own_counters, wire_per_step
 
 
 def pruning_config(config: RunConfig) -> PruningConfig:

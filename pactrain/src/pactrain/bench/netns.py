@@ -20,7 +20,8 @@ Topology (``N`` workers, run id ``R``)::
 * Delay is not emulated: ``sch_netem`` is not available in this kernel, so the links
   have bandwidth limits but the latency of veth (microseconds).
 * Bytes on the wire are read from the interface counters of each worker's ``eth0``
-  (:meth:`Topology.counters`), or, from inside a worker, with :func:`read_own_counters`.
+  (:meth:`Topology.counters`), or, from inside a worker, with
+  :func:`pactrain.wire_counters.read_own_counters` (rates: :mod:`pactrain.rates`).
 
 Namespaces are named ``ptnet-<pid>-<tag>-...`` with the pid of the process that made them,
 so :func:`clean_stale` can recognise and remove the leftovers of a crashed run (its pid is
@@ -46,50 +47,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pactrain.rates import parse_rate, tbf_burst_bytes
+from pactrain.wire_counters import WORKER_IFNAME, LinkCounters
+
 PREFIX = "ptnet-"
-WORKER_IFNAME = "eth0"
 BRIDGE = "br0"
 _NAME_RE = re.compile(rf"^{PREFIX}(\d+)-([0-9a-f]+)-(hub|w\d+)$")
-_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bit|kbit|mbit|gbit|tbit)?\s*$", re.IGNORECASE)
-_RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12}
 
 
 class NetnsError(RuntimeError):
     """A namespace, link or qdisc could not be built; the message says which command and why."""
-
-
-def parse_rate(rate: str) -> int:
-    """Parse a tc-style rate (``10mbit``, ``1gbit``, ``500kbit``) into bits per second.
-
-    Bare numbers are bits per second. Raises ``ValueError`` naming the accepted forms.
-    """
-    match = _RATE_RE.match(rate)
-    if not match:
-        raise ValueError(
-            f"cannot read bandwidth {rate!r}; write it like 10mbit, 100mbit, 1gbit or 500kbit"
-        )
-    value = float(match.group(1)) * _RATE_UNITS[(match.group(2) or "bit").lower()]
-    if value < 8_000:
-        raise ValueError(f"bandwidth {rate!r} is below 8kbit; tbf cannot shape that usefully")
-    return int(value)
-
-
-def format_rate(bits_per_s: int) -> str:
-    """Short human form of a rate, e.g. ``100mbit`` (as the bench prints and stores it)."""
-    for unit, scale in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
-        if bits_per_s >= scale and bits_per_s % scale == 0:
-            return f"{bits_per_s // scale}{unit}"
-    return f"{bits_per_s}bit"
-
-
-def tbf_burst_bytes(bits_per_s: int) -> int:
-    """Token-bucket depth for ``bits_per_s``: about 2.5 ms of traffic, at least 32 KiB.
-
-    A bucket smaller than what the rate delivers between timer ticks makes tbf cap below
-    the configured rate; 2.5 ms gives ~312 KB at 1 Gbit/s (>= the 256 KB that rate needs)
-    and stays short enough not to hide the limit at 10 Mbit/s.
-    """
-    return max(32 * 1024, bits_per_s // 8 * 25 // 10_000)
 
 
 def can_build() -> tuple[bool, str]:
@@ -154,46 +121,6 @@ def clean_stale() -> list[str]:
     for name in removed:
         _delete_namespace(name)
     return removed
-
-
-@dataclass(frozen=True)
-class LinkCounters:
-    """Cumulative byte and packet counters of one worker's ``eth0``."""
-
-    tx_bytes: int
-    rx_bytes: int
-    tx_packets: int
-    rx_packets: int
-
-
-#: Set by the launcher for workers it starts inside their own namespaces: the interface
-#: whose counters are the worker's wire bytes.
-WIRE_INTERFACE_ENV = "PACTRAIN_WIRE_INTERFACE"
-
-
-def read_own_counters(ifname: str | None = None) -> LinkCounters | None:
-    """Counters of ``ifname`` in the calling process's own namespace, or ``None``.
-
-    Reads ``/proc/self/net/dev``, which is per network namespace, so a worker started with
-    ``ip netns exec`` sees its own ``eth0``. Without ``ifname`` the interface comes from
-    ``$PACTRAIN_WIRE_INTERFACE``; unset (a worker on the host's loopback) gives ``None``:
-    the host's own NIC counts other traffic and would mean nothing.
-    """
-    ifname = ifname or os.environ.get(WIRE_INTERFACE_ENV)
-    if not ifname:
-        return None
-    try:
-        lines = Path("/proc/self/net/dev").read_text().splitlines()[2:]
-    except OSError:
-        return None
-    for line in lines:
-        name, _, rest = line.partition(":")
-        if name.strip() == ifname:
-            f = rest.split()
-            return LinkCounters(
-                rx_bytes=int(f[0]), rx_packets=int(f[1]), tx_bytes=int(f[8]), tx_packets=int(f[9])
-            )
-    return None
 
 
 @dataclass
@@ -362,17 +289,3 @@ class Topology:
         return _run(["tc", "-n", ns, "qdisc", "show", "dev", dev]).stdout.strip()
 
 
-def wire_per_step(
-    start: LinkCounters | None, end: LinkCounters | None, steps: int
-) -> dict[str, float | None]:
-    """Bytes this worker's ``eth0`` sent and received per step between two readings.
-
-    ``None`` values when there is no ``eth0`` (an unthrottled run on loopback, where the
-    counters would mix every process's traffic) or no step was timed.
-    """
-    if start is None or end is None or steps <= 0:
-        return {"wire_tx_bytes_per_step": None, "wire_rx_bytes_per_step": None}
-    return {
-        "wire_tx_bytes_per_step": (end.tx_bytes - start.tx_bytes) / steps,
-        "wire_rx_bytes_per_step": (end.rx_bytes - start.rx_bytes) / steps,
-    }
