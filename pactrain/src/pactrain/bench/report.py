@@ -15,6 +15,10 @@ JSON: ``{"rows": [...], "environment": {...}, "curves": [...]}``. Each row is on
 - ``exposed_comm_s_per_step``: ``step_s`` minus the compute floor's (the ``no-comm``
   method's mean ``step_s`` for the same model): the communication and compression time the
   backward pass did not hide (``None`` without a floor row);
+- ``control_bytes_per_step`` (policy probes and agreements, mask checks) and
+  ``total_bytes_per_step`` (payload + control); ``wire_vs_ring`` is the wire bytes over
+  ``total x 2(N-1)/N``, what a ring all-reduce of the total sends: 1.0 is a wire that
+  carries nothing but the counted bytes (framing and gloo's own traffic come on top);
 - ``accuracy`` (classifiers) and ``perplexity`` (language models) at the end of the run;
 - ``error``: why the run failed, else ``None``.
 
@@ -68,6 +72,10 @@ def add_derived(rows: list[Row]) -> list[Row]:
         row["ideal_bytes_per_step"] = ideal
         payload = row.get("payload_bytes_per_step")
         row["ratio_to_ideal"] = payload / ideal if payload is not None and ideal else None
+        total, wire, n = (row.get("total_bytes_per_step"), row.get("wire_bytes_per_step"),
+                          row.get("workers") or 1)
+        row["wire_vs_ring"] = (wire / (total * 2 * (n - 1) / n)
+                               if total and wire is not None and n > 1 else None)
         base = dense.get((row["model"], row["bandwidth"]))
         speed = row.get("samples_per_s")
         row["speedup_vs_dense"] = speed / statistics.mean(base) if base and speed else None
@@ -87,7 +95,8 @@ def summarize(rows: list[Row]) -> list[Row]:
                      "steps": min((r.get("steps") or 0 for r in group), default=0)}
         for key in ("samples_per_s", "speedup_vs_dense", "payload_bytes_per_step",
                     "wire_bytes_per_step", "ideal_bytes_per_step", "ratio_to_ideal",
-                    "exposed_comm_s_per_step",
+                    "exposed_comm_s_per_step", "control_bytes_per_step", "total_bytes_per_step",
+                    "wire_vs_ring",
                     "accuracy", "perplexity"):
             values = [r[key] for r in ok if r.get(key) is not None]
             line[key] = statistics.mean(values) if values else None

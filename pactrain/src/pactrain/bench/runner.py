@@ -66,6 +66,9 @@ def row_from_result(cell: Cell, label: str, result: dict[str, Any]) -> Row:
         "final_train_loss": result.get("final_train_loss"),
         "density": result.get("density"),
         "comm_s_per_step": result.get("comm_s_per_step"),
+        "collective_s_per_step": result.get("collective_s_per_step"),
+        "control_bytes_per_step": result.get("control_bytes_per_step"),
+        "total_bytes_per_step": result.get("total_bytes_per_step"),
         "tier_counts": result.get("tier_counts", {}),
         "error": None,
     }
