@@ -20,14 +20,14 @@ Algorithm of :func:`compaction_hook` for one bucket:
      parameter's local max |v| (4 bytes per parameter, waited for in the hook so every
      rank issues its collectives in bucket order), stochastic int8 codes, all-reduce SUM
      of the codes (k bytes);
-   - ``packed``: the same codes in carry-free lanes of int32 words, all-reduce SUM
-     (k x ceil(log2(2N+1)) / 8 bytes: k / 2 for N <= 7).
+   - ``packed``: the same codes as carry-free base-(2N+1) digits of int32 words,
+     all-reduce SUM (4 bytes per ``digits`` codes: 0.4 k bytes at N = 4).
 4. On completion scatter the averaged entries back into a zeroed bucket (pruned entries
    are exactly zero) and return the bucket buffer.
 5. On the last bucket, close the step of the payload counter.
 
-Roles (GRACE, :mod:`pactrain.compression`): the codes, lanes, per-parameter scales and
-draws are pure compressors; residuals of lossy tiers live in a
+Roles (GRACE, :mod:`pactrain.compression`): the codes, their packing, per-parameter scales
+and draws are pure compressors; residuals of lossy tiers live in a
 :class:`~pactrain.compression.memory.ResidualMemory` keyed by parameter name; every
 collective goes through the state's :class:`~pactrain.compression.communicator.Communicator`,
 which counts the payload (the bytes of every tensor handed to a collective, per rank,
@@ -450,10 +450,10 @@ def send_ternary(state: CompactionState, index: int, buffer: torch.Tensor,
 
 def send_packed(state: CompactionState, index: int, buffer: torch.Tensor,
                 layout: BucketLayout) -> torch.futures.Future:
-    """The same ternary codes as :func:`send_ternary`, packed into carry-free lanes of
-    int32 words (:class:`~pactrain.compression.compressors.RadixPacking`) and summed by the
-    ordinary int32 all-reduce: ``ceil(log2(2N+1))`` bits per kept entry (0.5 B for
-    N <= 7). Decodes to exactly what :func:`send_ternary` delivers for the same draws."""
+    """The same ternary codes as :func:`send_ternary`, packed as carry-free base-(2N+1)
+    digits of int32 words (:class:`~pactrain.compression.compressors.RadixPacking`) and
+    summed by the ordinary int32 all-reduce: 3.2 bits per kept entry at N = 4 (10 digits a
+    word). Decodes to exactly what :func:`send_ternary` delivers for the same draws."""
     codes, factors = _ternary_codes(state, index, buffer, layout)
     packing = state.packing
     count = codes.numel()

@@ -4,8 +4,8 @@
 tells the policy about every collective).
 
 On the wire: per bucket, the kept entries only (fp32, fp16/bf16, int8 ternary codes or the
-same codes packed into carry-free int32 lanes, plus one fp32 scale per parameter), or the
-whole bucket when the policy finds that cheaper.
+same codes packed as carry-free base-(2N+1) digits of int32 words, plus the fp32 scales),
+or the whole bucket when the policy finds that cheaper.
 """
 
 from __future__ import annotations
