@@ -121,15 +121,16 @@ def radio_command(
                                      param_hint="--pcap")
         scenario = scenario.with_(engine="events")
 
-    timing_msf = 960 * 2**scenario.mo * 1e-3
+    from dticn.radio.capacity import gts_overload
     from dticn.radio.traffic import parse_traffic
 
-    interval = parse_traffic(scenario.traffic)[1]
-    if scenario.slot == "gts" and interval < timing_msf:
-        console.print(f"[yellow]each node produces an item every {interval:g} s but has one "
-                      f"uplink GTS per {timing_msf:.2f} s multisuperframe: its queue grows "
-                      "(latency rises over the run). Use --rx-chains 8, fewer nodes or "
-                      "slower traffic.[/yellow]")
+    try:
+        msf_s = build_context(scenario).mac.timing.multisuperframe_s
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    overload = gts_overload(scenario, parse_traffic(scenario.traffic)[1], msf_s)
+    if overload is not None:
+        console.print(f"[yellow]{overload.line()}[/yellow]", soft_wrap=True)
     with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
         task = bar.add_task("run", total=1.0)

@@ -59,6 +59,7 @@ def sweep(
     from dticn.experiments.runner import RayMissing, RayUnreachable, run_many
     from dticn.experiments.sweep import AXES, grid
     from dticn.experiments.table import fmt
+    from dticn.experiments.world import schedule_overload
     from dticn.radio.scenario import parse_duration
     from dticn.schemes import registry
 
@@ -84,6 +85,13 @@ def sweep(
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
     console = Console(stderr=True)
+    for k, point in enumerate(points):   # one line per point its schedule cannot carry
+        overload = schedule_overload(exps[k * seeds])
+        if overload is not None:
+            label = ", ".join(f"{a} {v}" for a, v in point.label().items()
+                              if a in ("config", "nodes", "interval", "sf"))
+            console.print(f"[yellow]{label}: {overload.line('point')}[/yellow]",
+                          soft_wrap=True)
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task(f"{len(points)} points x {seeds} seeds", total=len(exps))

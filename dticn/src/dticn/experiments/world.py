@@ -36,6 +36,7 @@ from dticn.net.lora_pcap import LoRaTrace, trace_radio
 from dticn.net.pcap import PcapWriter, trace_forwarder
 from dticn.packets.name import Name, name_from_str
 from dticn.packets.tlv import encode_tlv
+from dticn.radio.capacity import Overload, gts_overload
 from dticn.radio.context import build_context
 from dticn.radio.scenario import Scenario
 from dticn.schemes import get as get_config
@@ -101,6 +102,14 @@ def experiment_profile(exp: Experiment) -> Profile:
     if exp.energy_profile is not None:
         prof = prof.with_(energy_profile=exp.energy_profile)
     return prof
+
+
+def schedule_overload(exp: Experiment) -> Overload | None:
+    """Whether ``exp``'s nodes offer more items than their uplink GTS carry
+    (:mod:`dticn.radio.capacity`): one item per transaction, at the mean interval."""
+    scenario = radio_scenario(exp)
+    msf_s = build_context(scenario).mac.timing.multisuperframe_s
+    return gts_overload(scenario, sum(exp.interval_s) / 2, msf_s)
 
 
 def radio_scenario(exp: Experiment) -> Scenario:

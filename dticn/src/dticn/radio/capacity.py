@@ -1,0 +1,59 @@
+"""Whether a DSME schedule can carry the load offered to it, and by how much it cannot.
+
+With static association every node holds one uplink GTS per multisuperframe, so at most
+one frame per node leaves per multisuperframe; a node offering items faster builds a queue
+that only grows (DSME-LoRa's GTS queue model, arXiv 2206.14077 Section 6, is stable only
+for utilisation below 1). A run of such a configuration still ends and prints a delivery
+ratio, which reads like a radio problem: :func:`gts_overload` says in one line that it is a
+schedule problem, the factor, the most that can be delivered, and what to change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dticn.radio.scenario import Scenario
+
+GTS_PER_MULTISUPERFRAME = 1
+"""Uplink GTS a node holds per multisuperframe under static association
+(:func:`dticn.radio.context.smallest_mo_that_fits` lays out exactly one)."""
+
+
+@dataclass(frozen=True)
+class Overload:
+    """Offered items per node against what the node's GTS carry."""
+
+    interval_s: float
+    """Mean seconds between a node's items."""
+    gts_every_s: float
+    """Seconds between a node's uplink GTS (one multisuperframe)."""
+
+    @property
+    def factor(self) -> float:
+        """Offered over carried (above 1: the queue grows without bound)."""
+        return self.gts_every_s / self.interval_s
+
+    @property
+    def deliverable(self) -> float:
+        """The most of the offered items the schedule can deliver (1.0 when it keeps up)."""
+        return min(1.0, 1.0 / self.factor)
+
+    def line(self, what: str = "configuration") -> str:
+        """The one line a command prints."""
+        return (f"this {what} offers more than its schedule carries: each node offers an "
+                f"item every {self.interval_s:,.0f} s but has one uplink GTS every "
+                f"{self.gts_every_s:,.0f} s ({self.factor:.1f}x its capacity), so at most "
+                f"{100 * self.deliverable:.0f}% of the items can be delivered; use fewer "
+                "nodes per gateway, more receive chains (--rx-chains 8), a smaller MO or "
+                "slower traffic")
+
+
+def gts_overload(scenario: Scenario, interval_s: float, multisuperframe_s: float
+                 ) -> Overload | None:
+    """The overload of ``scenario``'s uplink GTS at one item per ``interval_s`` per node,
+    or ``None`` when the schedule keeps up (or the traffic goes through the CAP, which has
+    no fixed capacity)."""
+    if scenario.slot != "gts" or interval_s <= 0:
+        return None
+    load = Overload(interval_s, multisuperframe_s / GTS_PER_MULTISUPERFRAME)
+    return load if load.factor > 1.0 else None

@@ -1,0 +1,54 @@
+"""Issue 23, item 5: a configuration whose schedule cannot carry its load says so in one
+line, with the factor and what can be delivered at most."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from dticn.cli import build_app
+from dticn.experiments.params import Experiment
+from dticn.experiments.world import schedule_overload
+from dticn.radio.capacity import gts_overload
+from dticn.radio.scenario import Scenario
+
+
+def test_overload_is_offered_over_carried() -> None:
+    gts = Scenario(nodes=10)
+    over = gts_overload(gts, 600.0, 2013.3)
+    assert over is not None and over.factor == pytest.approx(3.3555, rel=1e-3)
+    assert over.deliverable == pytest.approx(0.298, abs=1e-3)
+    assert "3.4x its capacity" in over.line() and "at most 30%" in over.line()
+    assert gts_overload(gts, 600.0, 30.72) is None                     # keeps up
+    assert gts_overload(gts.with_(slot="cap"), 1.0, 30.72) is None     # no fixed capacity
+
+
+def test_the_issues_thousand_nodes_say_they_cannot_be_carried() -> None:
+    """`dticn radio --nodes 1000 --traffic periodic:600s --mo auto` picks MO 11 for one
+    receive chain (one GTS per node every 0.96 s x 2^11 = 1,966 s): it says so before
+    running, and the delivery it then measures stays under the bound it printed."""
+    out = CliRunner().invoke(build_app(), [
+        "radio", "--nodes", "1000", "--duration", "6h", "--traffic", "periodic:600s",
+        "--engine", "batch", "--mo", "auto", "--rows", "1"])
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.output.splitlines() if "offers more than its schedule" in line]
+    assert len(lines) == 1, out.output
+    assert "one uplink GTS every 1,966 s (3.3x its capacity)" in lines[0]
+    assert "at most 31% of the items" in lines[0]
+    [counts] = [line for line in out.output.splitlines() if " items, " in line]
+    generated, delivered = (int(w) for w in counts.replace(",", " ").split()[:4:2])
+    assert delivered / generated <= 600 / 1966 + 0.01
+
+
+def test_a_configuration_that_keeps_up_says_nothing() -> None:
+    out = CliRunner().invoke(build_app(), [
+        "radio", "--nodes", "10", "--duration", "2h", "--traffic", "periodic:600s",
+        "--engine", "batch", "--rows", "1"])
+    assert out.exit_code == 0, out.output
+    assert "offers more than its schedule" not in out.output
+
+
+def test_a_sweep_point_its_schedule_cannot_carry_is_named() -> None:
+    assert schedule_overload(Experiment(nodes=3, interval_s=(50.0, 70.0))) is None
+    over = schedule_overload(Experiment(nodes=300, interval_s=(50.0, 70.0)))
+    assert over is not None and over.factor > 1
