@@ -29,6 +29,8 @@ Protocols built on it, and what goes on the wire per rank and bucket:
   buffer of ``2k`` 32-bit words, all-gathered (every rank receives everybody's pairs and
   sums them). Indices differ per rank, which is why top-k cannot use all-reduce; the
   traffic grows with the number of workers: about ``(N-1) * 8k`` bytes received per rank.
+- :func:`allgather_sparse_mean`: the hook of top-k and DGC around it (per parameter
+  slot the method's selection, then the gathered mean).
 - :func:`allreduce_ternary`: one all-reduce MAX of the per-tensor scales (fp32, one per
   tensor of the bucket), then one all-reduce SUM of the int8 codes (one byte per entry;
   exact while ``N <= 127``).
@@ -46,7 +48,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import torch
@@ -61,6 +63,7 @@ from pactrain.compression.compressors import (
     slot_abs_max,
     ternary_codes,
 )
+from pactrain.compression.memory import BucketSlot
 
 T = TypeVar("T")
 
@@ -308,6 +311,28 @@ def allgather_sparse(comm: Communicator, sparse: SparseGradient,
         return dense
 
     return fut.then(decode)
+
+
+def allgather_sparse_mean(
+    comm: Communicator, bucket: dist.GradBucket, slots: Sequence[BucketSlot],
+    select: Callable[[BucketSlot, torch.Tensor], SparseGradient],
+    on_last: Callable[[], None] | None = None,
+) -> torch.futures.Future[torch.Tensor]:
+    """The one sparse hook of top-k and DGC: per parameter slot of the bucket, ``select``
+    (the method's compensation and selection, given the slot and its gradient slice)
+    picks a :class:`SparseGradient`; the bucket's selections are all-gathered
+    (:func:`allgather_sparse`) and the future gives their mean over ranks. On the last
+    bucket ``on_last`` runs (a method's own step counter), then the step closes."""
+    flat = bucket.buffer()
+    parts = [(slot.offset, select(slot, flat[slot.offset:slot.offset + slot.numel]))
+             for slot in slots]
+    sparse = SparseGradient.join(parts, flat.numel())
+    if bucket.is_last():
+        if on_last is not None:
+            on_last()
+        comm.end_step()
+    world = comm.world_size
+    return allgather_sparse(comm, sparse).then(lambda f: f.value().div_(world))
 
 
 def allreduce_ternary(comm: Communicator, flat: torch.Tensor, bounds: Bounds,

@@ -34,14 +34,14 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.compression.communicator import Communicator, allgather_sparse
+from pactrain.compression.communicator import Communicator, allgather_sparse_mean
 from pactrain.compression.compressors import (
     SparseGradient,
     k_for,
     parameter_generator,
     sampled_topk_compress,
 )
-from pactrain.compression.memory import MomentumCorrectionMemory, ParameterNames
+from pactrain.compression.memory import BucketSlot, MomentumCorrectionMemory, ParameterNames
 from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 from pactrain.methods.topk import density_option
 
@@ -90,24 +90,23 @@ def clip_locally(flat: torch.Tensor, clip_norm: float | None, world: int) -> tor
 
 def dgc_hook(state: DGCState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """Per parameter: clip, correct momentum, sparsify, mask momentum; all-gather the
-    bucket's selections; the result is the mean."""
+    bucket's selections; the result is the mean (:func:`allgather_sparse_mean`)."""
     world = state.comm.world_size
-    flat = bucket.buffer()
     density = warmup_density(state.step, state.density, state.warmup_steps)
-    parts = []
-    for slot in state.names.slots(bucket):
-        grad = clip_locally(flat[slot.offset:slot.offset + slot.numel], state.clip_norm, world)
-        velocity = state.memory.compensate(slot.name, grad)
+
+    def select(slot: BucketSlot, grad: torch.Tensor) -> SparseGradient:
+        velocity = state.memory.compensate(slot.name, clip_locally(grad, state.clip_norm, world))
         sampler = parameter_generator(state.seed, state.rank, state.step, slot.index)
         part = sampled_topk_compress(velocity, k_for(slot.numel, density), sampler,
                                      state.sample_fraction)
         state.memory.update_sparse(slot.name, part.indices)
-        parts.append((slot.offset, part))
-    sparse = SparseGradient.join(parts, flat.numel())
-    if bucket.is_last():
+        return part
+
+    def count_step() -> None:
         state.step += 1
-        state.comm.end_step()
-    return allgather_sparse(state.comm, sparse).then(lambda f: f.value().div_(world))
+
+    return allgather_sparse_mean(state.comm, bucket, state.names.slots(bucket), select,
+                                 on_last=count_step)
 
 
 @dataclass

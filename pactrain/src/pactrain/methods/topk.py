@@ -31,9 +31,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.compression.communicator import Communicator, allgather_sparse
+from pactrain.compression.communicator import Communicator, allgather_sparse_mean
 from pactrain.compression.compressors import SparseGradient, k_for, topk_compress
-from pactrain.compression.memory import ParameterNames, ResidualMemory
+from pactrain.compression.memory import BucketSlot, ParameterNames, ResidualMemory
 from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 
@@ -54,21 +54,15 @@ class TopKState:
 
 def topk_hook(state: TopKState, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """Per parameter: compensate, select, remember the rest; all-gather the bucket's
-    selections; the result is the mean."""
-    flat = bucket.buffer()
-    parts = []
-    for slot in state.names.slots(bucket):
-        grad = flat[slot.offset:slot.offset + slot.numel]
+    selections; the result is the mean (:func:`allgather_sparse_mean`)."""
+    def select(slot: BucketSlot, grad: torch.Tensor) -> SparseGradient:
         acc = state.memory.compensate(slot.name, grad) if state.memory else grad
         part = topk_compress(acc, k_for(slot.numel, state.density))
         if state.memory:
             state.memory.update_sparse(slot.name, acc, part.indices)
-        parts.append((slot.offset, part))
-    sparse = SparseGradient.join(parts, flat.numel())
-    if bucket.is_last():
-        state.comm.end_step()
-    world = state.comm.world_size
-    return allgather_sparse(state.comm, sparse).then(lambda f: f.value().div_(world))
+        return part
+
+    return allgather_sparse_mean(state.comm, bucket, state.names.slots(bucket), select)
 
 
 @dataclass
