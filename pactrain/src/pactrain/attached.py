@@ -40,7 +40,6 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE
 from pactrain.masks import MaskTracker
 from pactrain.methods import (
     CommMethod,
@@ -298,10 +297,10 @@ def attach(
     spec = get_method(method)
     options = dict(options or {})
     spec.check_options(options)
-    if method == "pactrain-ternary" and world_size > MAX_TERNARY_WORLD_SIZE:
-        raise AttachError(f"pactrain-ternary sums int8 codes and serves at most "
-                          f"{MAX_TERNARY_WORLD_SIZE} ranks, this group has {world_size}; "
-                          "use pactrain (adaptive) or pactrain-packed")
+    try:
+        spec.check_world_size(world_size)
+    except ValueError as exc:
+        raise AttachError(str(exc)) from None
     settings = AttachSettings(method, sparsity, total_steps, prune_start, prune_end,
                               prune_frequency, scope, world_size, options)
     tracker = (MaskTracker(GradualPruner(module, settings.pruning(), prune), group)

@@ -107,3 +107,16 @@ def test_a_config_that_disagrees_with_the_group_is_refused() -> None:
     assert "has 2 ranks" in errors[0]["world_size"] and "has 2 ranks" in errors[1]["world_size"]
     assert "rank" not in errors[0]  # rank 0 defaulted right by chance
     assert "this is rank 1" in errors[1]["rank"]
+
+
+def test_one_world_size_limit_per_method_checked_before_anything_is_built() -> None:
+    from pactrain.methods import get_method
+
+    for name in ("pactrain-ternary", "terngrad"):
+        spec = get_method(name)
+        assert spec.max_world_size == 127
+        spec.check_world_size(127)
+        with pytest.raises(ValueError, match=rf"{name} serves at most 127 workers.*has 128"):
+            spec.check_world_size(128)
+    for name in ("pactrain", "pactrain-packed", "dense", "powersgd"):
+        get_method(name).check_world_size(10_000)      # no limit

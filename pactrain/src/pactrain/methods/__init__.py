@@ -157,6 +157,10 @@ class MethodSpec:
         description: one line for ``--help`` and reports.
         options: the names of ``MethodConfig.options`` the factory reads (a bench or a
             user passing any other name gets an error naming these, not a silent no-op).
+        max_world_size: the most workers the method serves (``None``: no limit); the one
+            place a limit is checked (:meth:`check_world_size`, run by every factory call
+            and by ``attach`` before anything is built), e.g. int8 sums of ternary codes
+            overflow above 127 workers.
     """
 
     name: str
@@ -165,6 +169,7 @@ class MethodSpec:
     lossy: bool = False
     description: str = ""
     options: tuple[str, ...] = ()
+    max_world_size: int | None = None
 
     def __post_init__(self) -> None:
         # every factory call checks the config against the live group first
@@ -174,9 +179,21 @@ class MethodSpec:
         def checked(process_group: Any, ddp_model: Any, config: MethodConfig,
                     tracker: Any) -> CommMethod:
             config.check_group(process_group)
+            self.check_world_size(config.world_size)
             return factory(process_group, ddp_model, config, tracker)
 
         object.__setattr__(self, "factory", checked)
+
+    def check_world_size(self, world_size: int) -> None:
+        """Refuse a group larger than the method serves, naming the limit and what to use.
+
+        Raises:
+            ValueError: ``world_size`` above :attr:`max_world_size`.
+        """
+        if self.max_world_size is not None and world_size > self.max_world_size:
+            raise ValueError(f"{self.name} serves at most {self.max_world_size} workers "
+                             f"(int8 sums of ternary codes overflow above that), this group "
+                             f"has {world_size}; use pactrain (adaptive) or pactrain-packed")
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Refuse option names this method does not read (typos, another method's)."""

@@ -145,4 +145,5 @@ for _name, _tier, _description in (
     register_method(MethodSpec(
         name=_name, factory=functools.partial(make_pactrain, tier=_tier), uses_pruning=True,
         lossy=_tier != "fp32", description=_description,
+        max_world_size=MAX_TERNARY_WORLD_SIZE if _tier == "ternary" else None,
     ))

@@ -33,7 +33,12 @@ from pactrain.compression.communicator import (
     Communicator,
     allreduce_ternary,
 )
-from pactrain.compression.compressors import clip_to_sigma, segment_bounds, uniform_draws
+from pactrain.compression.compressors import (
+    MAX_TERNARY_WORLD_SIZE,
+    clip_to_sigma,
+    segment_bounds,
+    uniform_draws,
+)
 from pactrain.compression.memory import BucketSlot, ParameterNames
 from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
@@ -123,5 +128,5 @@ def make_terngrad(
 SPEC = register_method(MethodSpec(
     name="terngrad", factory=make_terngrad, uses_pruning=False, lossy=True,
     description="TernGrad: shared-scale stochastic ternary codes summed as int8",
-    options=("clip_sigma",),
+    options=("clip_sigma",), max_world_size=MAX_TERNARY_WORLD_SIZE,
 ))
