@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pactrain.policy import MeasuresNothing
+
 PlanSource = str | Path | list[dict[str, Any]] | dict[str, Any]
 """A plan: a JSON file (a run's result, or the list alone), the list, or a result dict."""
 
@@ -63,7 +65,7 @@ def load_plan(source: PlanSource, tiers: tuple[str, ...]) -> list[dict[str, Any]
 
 
 @dataclass
-class ReplayPolicy:
+class ReplayPolicy(MeasuresNothing):
     """Takes the tiers a plan says, bucket by bucket and step by step (see the module
     docstring); the other policy calls do nothing, as a fixed tier's do."""
 
@@ -97,18 +99,6 @@ class ReplayPolicy:
                             "was recorded with another model, --bucket-cap-mb or worker "
                             "count, or from a later step")
         return chosen
-
-    def hide_budget(self, index: int) -> float:
-        return 0.0
-
-    def plan_overlap(self, gaps_s: dict[int, float], comm: Any) -> None:
-        """A replayed plan does not measure the backward pass."""
-
-    def observe(self, nbytes: int, seconds: float) -> None:
-        """A replayed plan ignores timings."""
-
-    def refresh(self, comm: Any) -> None:
-        """Nothing to refresh."""
 
     def state_dict(self) -> dict[str, Any]:
         return {"plan": self.entries}

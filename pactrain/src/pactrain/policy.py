@@ -186,8 +186,26 @@ PRECISION_LEVELS: tuple[frozenset[str], ...] = (
 )
 
 
+class MeasuresNothing:
+    """The policy calls of a policy that follows no measurement (a fixed tier, a replayed
+    plan, :class:`pactrain.plan.ReplayPolicy`): no hide budget, and timings, gaps and
+    refreshes are ignored."""
+
+    def hide_budget(self, index: int) -> float:
+        return 0.0
+
+    def plan_overlap(self, gaps_s: dict[int, float], comm: Communicator) -> None:
+        """The backward pass's timing decides nothing here."""
+
+    def observe(self, nbytes: int, seconds: float) -> None:
+        """Timings decide nothing here."""
+
+    def refresh(self, comm: Communicator) -> None:
+        """Nothing to refresh."""
+
+
 @dataclass
-class FixedPolicy:
+class FixedPolicy(MeasuresNothing):
     """Always the same tier (``pactrain-fp32``, ``pactrain-ternary``, ...)."""
 
     tier: str
@@ -196,18 +214,6 @@ class FixedPolicy:
     def decide(self, numel: int, kept: int, world_size: int,
                budget_s: float = 0.0) -> TierDecision:
         return TierDecision(self.tier, numel, kept, {})
-
-    def hide_budget(self, index: int) -> float:
-        return 0.0
-
-    def plan_overlap(self, gaps_s: dict[int, float], comm: Communicator) -> None:
-        """A fixed tier ignores the backward pass's timing."""
-
-    def observe(self, nbytes: int, seconds: float) -> None:
-        """Fixed tiers ignore timings."""
-
-    def refresh(self, comm: Communicator) -> None:
-        """Nothing to refresh."""
 
     def state_dict(self) -> dict[str, Any]:
         return {"tier": self.tier}
