@@ -53,7 +53,7 @@ import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.compression.communicator import Communicator
+from pactrain.compression.communicator import Communicator, agree_scales
 from pactrain.compression.compressors import (
     LOSSY_TIERS,
     LOW_PRECISION,
@@ -416,9 +416,7 @@ def _ternary_codes(state: CompactionState, index: int, buffer: torch.Tensor,
     """
     values = _compensate(state, index, layout, state.gather(index, buffer, layout), "ternary")
     uniform = state.uniform_draws(index, layout)
-    scales = chunk_abs_max(values, layout.bounds)
-    state.comm.all_reduce(scales, "all_reduce_max", dist.ReduceOp.MAX,
-                          state.scale_group).wait()
+    scales = agree_scales(state.comm, chunk_abs_max(values, layout.bounds), state.scale_group)
     codes = ternary_codes(values, scale_chunks(uniform, scales, layout.bounds))
     if state.memory is not None:
         # what this rank meant minus what its codes deliver, computed in place

@@ -53,7 +53,7 @@ def test_communicator_launches_counts_and_times_every_collective() -> None:
         assert [t.tolist() for t in got["gathered"]] == [[0, 0], [1, 10]]
         # 12 B sum + 4 B max + 8 B gather + sparse pairs 8 B + ternary 8 B scales, 4 B codes
         assert got["observed"] == [12, 4, 8, 8, 8, 4]
-        assert got["by"] == {"all_reduce": 12 + 8 + 8 + 4, "all_reduce_max": 4,
+        assert got["by"] == {"all_reduce": 12 + 8 + 4, "all_reduce_max": 4 + 8,
                              "all_gather": 8 + 8}
         # busy time (each instant counted once) per step; the summed time is at least it
         assert 0 < got["busy"] <= got["seconds"] and got["per_step"] == got["busy"] / 2

@@ -31,17 +31,19 @@ Protocols built on it, and what goes on the wire per rank and bucket:
   traffic grows with the number of workers: about ``(N-1) * 8k`` bytes received per rank.
 - :func:`allgather_sparse_mean`: the hook of top-k and DGC around it (per parameter
   slot the method's selection, then the gathered mean).
-- :func:`allreduce_ternary`: one all-reduce MAX of the per-tensor scales (fp32, one per
-  tensor of the bucket), then one all-reduce SUM of the int8 codes (one byte per entry;
-  exact while ``N <= 127``).
+- :func:`allreduce_ternary`: the scales agreed by one all-reduce MAX, waited for
+  (:func:`agree_scales`, fp32, one per tensor of the bucket; PacTrain's ternary tiers agree
+  theirs the same way, one per chunk), then one all-reduce SUM of the int8 codes (one byte
+  per entry; exact while ``N <= 127``).
 
 Ordering: gloo matches collectives by the order in which each rank issues them. A hook
-that issues a second collective from a future callback (the ternary codes after the
-scales; PyTorch's PowerSGD, its P and Q after the uncompressed tensors) races with the
-next bucket's first collective, issued by the autograd thread, and ranks can disagree on
-the order (gloo aborts: "Received data size doesn't match expected size").
-:class:`BucketSerializer` makes each bucket wait for the previous bucket's future before
-issuing anything, which keeps the order identical on every rank.
+that issues a second collective from a future callback (PyTorch's PowerSGD, its P and Q
+after the uncompressed tensors) races with the next bucket's first collective, issued by
+the autograd thread, and ranks can disagree on the order (gloo aborts: "Received data
+size doesn't match expected size"). :class:`BucketSerializer` makes each bucket wait for
+the previous bucket's future before issuing anything, which keeps the order identical on
+every rank. The ternary protocol avoids the race instead: it waits for the scales in the
+hook (:func:`agree_scales`) and issues the codes from the hook too.
 """
 
 from __future__ import annotations
@@ -335,25 +337,40 @@ def allgather_sparse_mean(
     return allgather_sparse(comm, sparse).then(lambda f: f.value().div_(world))
 
 
-def allreduce_ternary(comm: Communicator, flat: torch.Tensor, bounds: Bounds,
-                      uniform: torch.Tensor) -> torch.futures.Future[torch.Tensor]:
-    """Two-collective ternary all-reduce; the future gives the *sum* of the dequantised codes.
+def scale_group_for(process_group: Any, world_size: int) -> Any:
+    """A second group over ``process_group``'s ranks for :func:`agree_scales` (``None``
+    outside ``torch.distributed`` or alone). Collective: every rank of the group calls it."""
+    if not (dist.is_available() and dist.is_initialized()) or world_size <= 1:
+        return None
+    ranks = None if process_group is None else dist.get_process_group_ranks(process_group)
+    return dist.new_group(ranks=ranks)
 
-    1. Per segment (tensor of the bucket, ``bounds``), the local scale ``max |g|``;
-       all-reduce MAX, so every rank quantises with the same scale and codes can be summed.
+
+def agree_scales(comm: Communicator, local: torch.Tensor, group: Any = None) -> torch.Tensor:
+    """Every rank's ternary scales become the group's MAX, waited for here: the first half
+    of the one ternary summation protocol (PacTrain's ternary tiers and TernGrad). Waiting
+    before the codes are formed keeps every collective issued from the hook itself, in
+    bucket order on every rank (no collective from a callback, no serializer); on its own
+    ``group`` the MAX does not queue behind the previous bucket's codes still on the wire."""
+    return comm.all_reduce(local, "all_reduce_max", dist.ReduceOp.MAX, group).wait()[0]
+
+
+def allreduce_ternary(comm: Communicator, flat: torch.Tensor, bounds: Bounds,
+                      uniform: torch.Tensor, scale_group: Any = None,
+                      ) -> torch.futures.Future[torch.Tensor]:
+    """Ternary all-reduce of a dense bucket (TernGrad); the future gives the *sum* of the
+    dequantised codes.
+
+    1. Per segment (tensor of the bucket, ``bounds``), the local scale ``max |g|``, agreed
+       as the group's MAX (:func:`agree_scales`, on ``scale_group``), so every rank
+       quantises with the same scale and codes can be summed.
     2. Codes ``sign(g)`` where ``|g| > uniform * scale`` (the compressor's
        :func:`~pactrain.compression.compressors.ternary_codes`; ``uniform`` is consumed);
        all-reduce SUM of the int8 codes.
     3. Dequantise: ``scale * summed_codes``.
     """
     check_int8_sum(comm.world_size, "use fp16 or top-k for larger groups")
-    scales = slot_abs_max(flat, bounds).float()
-    fut = comm.all_reduce(scales, op=dist.ReduceOp.MAX)
-
-    def quantize_and_sum(done: torch.futures.Future) -> torch.Tensor:
-        shared = done.value()[0]
-        codes = ternary_codes(flat, scale_slots(uniform, shared, bounds))
-        summed = comm.all_reduce(codes).wait()[0]
-        return scale_slots(summed.float(), shared, bounds)
-
-    return fut.then(quantize_and_sum)
+    shared = agree_scales(comm, slot_abs_max(flat, bounds).float(), scale_group)
+    codes = ternary_codes(flat, scale_slots(uniform, shared, bounds))
+    return comm.all_reduce(codes).then(
+        lambda f: scale_slots(f.value()[0].float(), shared, bounds))

@@ -20,7 +20,7 @@ import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
 from pactrain.compaction import CompactionState, compaction_hook
-from pactrain.compression.communicator import Communicator
+from pactrain.compression.communicator import Communicator, scale_group_for
 from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE, TIERS
 from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, MethodSpec, register_method
@@ -118,11 +118,7 @@ def make_pactrain(
     if isinstance(policy, AdaptivePolicy) and config.probe_link and dist.is_initialized():
         policy.link = probe_link(comm)
         policy.compute = probe_compute(comm, seed=config.seed)
-    scale_group = None
-    if dist.is_initialized() and config.world_size > 1:
-        # the ternary scales get their own group (see CompactionState); collective
-        ranks = None if process_group is None else dist.get_process_group_ranks(process_group)
-        scale_group = dist.new_group(ranks=ranks)
+    scale_group = scale_group_for(process_group, config.world_size)
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
                             config.seed, policy, config.error_feedback_or(False),
                             model=getattr(ddp_model, "module", ddp_model),

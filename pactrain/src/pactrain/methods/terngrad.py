@@ -12,7 +12,9 @@ Algorithm, per bucket and step:
    layout, so a resumed run (which starts in another layout) repeats the uninterrupted
    one exactly, with only the step to checkpoint.
 4. All-reduce SUM of the int8 codes; the mean gradient is ``s * sum / N``. Steps 2 to 4
-   are :func:`pactrain.compression.communicator.allreduce_ternary`.
+   are :func:`pactrain.compression.communicator.allreduce_ternary`, the ternary summation
+   protocol PacTrain's ternary tiers share (scales agreed on their own group and waited
+   for, then the codes).
 
 On the wire per rank and bucket: one fp32 scale per tensor, then one byte per entry
 (4x less than fp32), for every entry: there is no pruning, so nothing is skipped.
@@ -29,9 +31,9 @@ import torch
 import torch.distributed as dist
 
 from pactrain.compression.communicator import (
-    BucketSerializer,
     Communicator,
     allreduce_ternary,
+    scale_group_for,
 )
 from pactrain.compression.compressors import (
     MAX_TERNARY_WORLD_SIZE,
@@ -54,7 +56,9 @@ class TernGradState:
     rank: int = 0
     step: int = 0
     clip_sigma: float | None = 2.5
-    serializer: BucketSerializer = field(default_factory=BucketSerializer)
+    scale_group: Any = None
+    """A second group over the same ranks for the scales' MAX (``None``: the main group);
+    see :func:`pactrain.compression.communicator.agree_scales`."""
     comm: Communicator = field(init=False)
 
     def __post_init__(self, process_group: dist.ProcessGroup | None) -> None:
@@ -75,7 +79,6 @@ def terngrad_hook(
     state: TernGradState, bucket: dist.GradBucket
 ) -> torch.futures.Future[torch.Tensor]:
     """Clip, share scales, ternarize, sum codes; the result is the mean gradient."""
-    state.serializer.before()  # the codes' all-reduce is issued from a callback
     world = state.comm.world_size
     slots = state.names.slots(bucket)
     lengths = [slot.numel for slot in slots]
@@ -88,8 +91,9 @@ def terngrad_hook(
     if bucket.is_last():
         state.step += 1
         state.comm.end_step()
-    fut = allreduce_ternary(state.comm, flat, segment_bounds(lengths), uniform)
-    return state.serializer.after(fut.then(lambda f: f.value().div_(world)))
+    fut = allreduce_ternary(state.comm, flat, segment_bounds(lengths), uniform,
+                            state.scale_group)
+    return fut.then(lambda f: f.value().div_(world))
 
 
 @dataclass
@@ -122,6 +126,7 @@ def make_terngrad(
         seed=config.seed,
         rank=config.rank,
         clip_sigma=None if clip is None else float(clip),
+        scale_group=scale_group_for(process_group, config.world_size),
     ))
 
 
