@@ -268,6 +268,7 @@ def _result(
                 tracker.pruner.params[name].element_size()
     samples = timed_steps * batch_size * config.accumulation * world_size
     summary = method.summary()
+    payload_per_step = (payload.total_bytes - warm_bytes) / n_steps if n_steps else 0.0
     return {
         "method": config.method,
         "model": config.model,
@@ -286,7 +287,7 @@ def _result(
         "density": tracker.pruner.density() if tracker else 1.0,
         "compacted_fraction": tracker.pruner.compacted_fraction() if tracker else 0.0,
         "model_density": tracker.pruner.model_density() if tracker else 1.0,
-        "payload_bytes_per_step": (payload.total_bytes - warm_bytes) / n_steps if n_steps else 0.0,
+        "payload_bytes_per_step": payload_per_step,
         "final_payload_bytes_per_step":
             (payload.total_bytes - mask_bytes) / n_final if n_final else 0.0,
         "dense_payload_bytes_per_step": float(dense_bytes),
@@ -298,8 +299,7 @@ def _result(
         "control_bytes_per_step": summary.get("control_bytes_per_step"),
         "control_by_collective": (dict(control.by_collective) if (control := getattr(
             method_communicator(method), "control", None)) is not None else {}),
-        "total_bytes_per_step": ((payload.total_bytes - warm_bytes) / n_steps if n_steps else 0.0)
-        + (summary.get("control_bytes_per_step") or 0.0),
+        "total_bytes_per_step": payload_per_step + (summary.get("control_bytes_per_step") or 0.0),
         "final_train_loss": losses[-1] if losses else None,
         "mask_version": tracker.mask_version if tracker else 0,
         "mask_repairs": tracker.repairs if tracker else 0,
