@@ -6,7 +6,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from pactrain.compaction import CompactionState, compaction_hook
-from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE
+from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE, RadixPacking
 from pactrain.masks import MaskTracker
 from pactrain.methods.dense import DenseState, dense_hook
 from pactrain.policy import FixedPolicy
@@ -112,7 +112,7 @@ def test_ternary_of_zero_gradients_is_zero_on_three_ranks() -> None:
 
 def test_ternary_refused_above_127_workers() -> None:
     _, tracker = _pruned(0.5)
-    with pytest.raises(ValueError, match="overflows above 127"):
+    with pytest.raises(ValueError, match="overflow above 127"):
         CompactionState(None, tracker, MAX_TERNARY_WORLD_SIZE + 1, 0, 0, FixedPolicy("ternary"))
     CompactionState(None, tracker, MAX_TERNARY_WORLD_SIZE, 0, 0, FixedPolicy("ternary"))
 
@@ -210,7 +210,7 @@ def _packed_against_int8(rank: int, world_size: int) -> dict:
             nn.functional.cross_entropy(ddp(torch.randn(8, 12, generator=generator)),
                                         torch.randint(0, 4, (8,), generator=generator)).backward()
             grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
-        kept_words = sum(state.packing.words_for(int(lay.kept.numel()))
+        kept_words = sum(RadixPacking.for_world(world_size).words_for(int(lay.kept.numel()))
                          for lay in state.layouts.values())
         results[tier] = {"grads": grads, "payload": dict(state.payload.by_collective),
                          "steps": state.payload.steps, "kept_words": kept_words,

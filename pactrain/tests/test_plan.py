@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pactrain.compression.compressors import TIERS
 from pactrain.plan import PlanError, ReplayPolicy, load_plan
+from pactrain.tiers import TIER_NAMES as TIERS
 from pactrain.train.config import RunConfig
 from pactrain.train.launch import run_training
 

@@ -12,18 +12,16 @@ Algorithm of :func:`compaction_hook` for one bucket:
    so the key is checked on every call and the layout rebuilt when it changes).
 2. Look up the bucket's tier (forced, or the adaptive policy's decision, cached per layout
    and policy version); count it.
-3. Send with that tier (each a named function in :data:`TIER_SENDERS`):
-   - ``dense``: zero pruned entries, divide by N, all-reduce the whole bucket (fp32);
-   - ``fp32``: gather kept entries, divide by N, all-reduce them (k x 4 bytes);
-   - ``fp16``/``bf16``: as fp32 but cast after dividing (k x 2 bytes);
-   - ``ternary``: gather kept entries (+ error-feedback residual), all-reduce MAX of each
-     parameter's local max |v| (4 bytes per parameter, waited for in the hook so every
-     rank issues its collectives in bucket order), stochastic int8 codes, all-reduce SUM
-     of the codes (k bytes);
-   - ``packed``: the same codes as carry-free base-(2N+1) digits of int32 words,
-     all-reduce SUM (4 bytes per ``digits`` codes: 0.4 k bytes at N = 4).
-4. On completion scatter the averaged entries back into a zeroed bucket (pruned entries
-   are exactly zero) and return the bucket buffer.
+3. Send with that tier (its module in :mod:`pactrain.tiers`): ``dense``, the fallback,
+   zeroes the pruned entries and all-reduces the whole bucket (:func:`send_whole_bucket`);
+   every other tier gets the kept entries, gathered (+ error-feedback residual), and sends
+   them its way (fp32, fp16/bf16, int8 ternary codes with chunk scales, or the same codes
+   packed as carry-free base-(2N+1) digits of int32 words) (:func:`send_compacted`).
+   With ``send_density`` the tier gets only this step's agreed sample of the kept entries
+   (:meth:`CompactionState.sample`: every ``stride``-th entry of each parameter, in turn,
+   the same on every rank), and the residual keeps the rest.
+4. On completion scatter the averaged entries back into a zeroed bucket (pruned entries,
+   and those not sent this step, are exactly zero) and return the bucket buffer.
 5. On the last bucket, close the step of the payload counter.
 
 Roles (GRACE, :mod:`pactrain.compression`): the codes, their packing, per-parameter scales
@@ -53,24 +51,13 @@ import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.compression.communicator import Communicator, agree_scales
-from pactrain.compression.compressors import (
-    LOSSY_TIERS,
-    LOW_PRECISION,
-    MAX_TERNARY_WORLD_SIZE,
-    TIERS,
-    Bounds,
-    RadixPacking,
-    check_int8_sum,
-    chunk_abs_max,
-    scale_chunks,
-    segment_bounds,
-    ternary_codes,
-    uniform_draws,
-)
+from pactrain.compression.communicator import Communicator
+from pactrain.compression.compressors import Bounds, segment_bounds, uniform_draws
 from pactrain.compression.memory import BucketSlot, ParameterNames, ResidualMemory
 from pactrain.masks import MaskTracker
 from pactrain.policy import AdaptivePolicy, FixedPolicy, TierDecision
+from pactrain.tiers import TIER_NAMES, all_tiers
+from pactrain.tiers.base import Tier, TierContext
 
 LOG = logging.getLogger(__name__)
 
@@ -135,6 +122,36 @@ def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: t
                         tuple(slots), tuple(kept_per_slot), segment_bounds(kept_per_slot))
 
 
+@dataclass(frozen=True)
+class Sample:
+    """One step's agreed sample of a bucket's kept entries (:meth:`CompactionState.sample`).
+
+    Attributes:
+        chosen: int64 positions of the entries sent, in the compacted (kept) buffer.
+        positions: their flat positions in the bucket.
+        per_slot: entries sent of each parameter, bucket order.
+        bounds: (start, end) of each parameter's entries in the buffer sent.
+    """
+
+    chosen: torch.Tensor
+    positions: torch.Tensor
+    per_slot: tuple[int, ...]
+    bounds: Bounds
+
+
+def sample_stride(numel: int, kept: int, send_density: float) -> int:
+    """The smallest stride that sends at most ``send_density x numel`` of ``kept``
+    entries (at least one entry a step)."""
+    budget = max(1, int(send_density * numel))
+    return max(1, -(-kept // budget))
+
+
+def sample_phase(seed: int, parameter: int) -> int:
+    """A parameter's offset in the sampling cycle (Knuth's multiplicative hash: spreads
+    consecutive parameters, so they do not send the same share of their entries in step)."""
+    return (parameter * 2654435761 + seed * 40503) % (2 ** 32)
+
+
 class CompactionState:
     """Everything :func:`compaction_hook` carries between calls (one per rank).
 
@@ -156,25 +173,45 @@ class CompactionState:
             its own group it takes one round trip. Both groups see their collectives in
             bucket order on every rank, so matching is unchanged.
 
+        send_density: send at most this share of each bucket's entries per step
+            (:meth:`sample`); ``None``: every kept entry every step. Needs error feedback.
+
     Raises:
-        ValueError: world size above 127 with the ternary tier forced.
+        ValueError: a forced tier that does not serve this many workers (ternary above
+            127); ``send_density`` outside (0, 1] or without error feedback.
     """
 
     def __init__(
         self, process_group: Any, tracker: MaskTracker, world_size: int, rank: int,
         seed: int, policy: FixedPolicy | AdaptivePolicy, error_feedback: bool = True,
         model: torch.nn.Module | None = None, scale_group: Any = None,
-        comm: Communicator | None = None,
+        comm: Communicator | None = None, send_density: float | None = None,
     ) -> None:
-        if isinstance(policy, FixedPolicy) and policy.tier not in TIERS:
-            raise ValueError(f"unknown tier {policy.tier!r}; choose one of {TIERS}")
-        if world_size > MAX_TERNARY_WORLD_SIZE:
-            if isinstance(policy, FixedPolicy) and policy.tier == "ternary":
-                check_int8_sum(world_size, "use pactrain-fp16 or the adaptive pactrain method")
-            if isinstance(policy, AdaptivePolicy) and "ternary" in policy.allowed:
-                LOG.warning("world size %d > %d: the adaptive policy will not use ternary",
-                            world_size, MAX_TERNARY_WORLD_SIZE)
-                policy.allowed = tuple(t for t in policy.allowed if t != "ternary")
+        self.tiers = all_tiers()
+        if isinstance(policy, FixedPolicy):
+            if policy.tier not in self.tiers:
+                raise ValueError(f"unknown tier {policy.tier!r}; choose one of {TIER_NAMES}")
+            forced = self.tiers[policy.tier]
+            if not forced.serves(world_size):
+                raise ValueError(
+                    f"the {forced.name} tier serves at most {forced.max_world_size} workers "
+                    f"({forced.limit_reason}; world size {world_size}); use "
+                    "pactrain-packed, pactrain-fp16 or the adaptive pactrain method")
+        if isinstance(policy, AdaptivePolicy):
+            refused = [t for t in policy.allowed if not self.tiers[t].serves(world_size)]
+            if refused:
+                LOG.warning("world size %d: the adaptive policy will not use %s (it serves "
+                            "fewer workers)", world_size, ", ".join(refused))
+                policy.allowed = tuple(t for t in policy.allowed if t not in refused)
+        if send_density is not None:
+            if not 0.0 < send_density <= 1.0:
+                raise ValueError(f"send_density must be in (0, 1], got {send_density}")
+            if not error_feedback:
+                raise ValueError(
+                    "send_density sends a sample of the kept entries each step and keeps "
+                    "the rest in the error-feedback residual; it cannot run with "
+                    "error_feedback=False (drop one of the two)")
+        self.send_density = send_density
         self.comm = comm or Communicator(process_group, observer=policy.observe)
         self.scale_group = scale_group if scale_group is not None else process_group
         self.tracker = tracker
@@ -183,7 +220,6 @@ class CompactionState:
         self.seed = seed
         self.policy = policy
         self.memory = ResidualMemory() if error_feedback else None
-        self.packing = RadixPacking.for_world(world_size)
         self.step = 0  # synchronized steps seen (seeds the ternary draws)
         self.tier_counts: dict[int, Counter] = {}
         self.plan: list[dict[str, Any]] = []
@@ -223,23 +259,71 @@ class CompactionState:
         self.layouts[bucket.index()] = layout
         return layout
 
-    def uniform_draws(self, index: int, layout: BucketLayout) -> torch.Tensor:
-        """U[0,1) per kept entry, drawn per parameter
-        (:func:`~pactrain.compression.compressors.uniform_draws`: seeded by seed, rank,
-        step and parameter, so the same numbers reach the same weights whatever the bucket
-        layout, which keeps a resumed run identical to an uninterrupted one), in one
-        buffer per bucket reused every step (valid until the next call for that bucket).
+    def uniform_draws(self, index: int, slots: tuple[BucketSlot, ...],
+                      per_slot: tuple[int, ...], device: torch.device) -> torch.Tensor:
+        """U[0,1) per entry sent, ``per_slot[i]`` of them for parameter ``slots[i]``,
+        drawn per parameter (:func:`~pactrain.compression.compressors.uniform_draws`:
+        seeded by seed, rank, step and parameter, so the same numbers reach the same
+        weights whatever the bucket layout, which keeps a resumed run identical to an
+        uninterrupted one), in one buffer per bucket reused every step (valid until the
+        next call for that bucket).
         """
-        total = int(layout.kept.numel())
+        total = sum(per_slot)
         out = self._draws.get(index)
         if out is None or out.numel() != total:
             # CPU generators give the same numbers on every device; pinned for the copy
-            out = torch.empty(total, dtype=torch.float32,
-                              pin_memory=layout.kept.is_cuda)
+            out = torch.empty(total, dtype=torch.float32, pin_memory=device.type == "cuda")
             self._draws[index] = out
         draws = uniform_draws(out, self.seed, self.rank, self.step,
-                              [slot.index for slot in layout.slots], layout.kept_per_slot)
-        return draws.to(layout.kept.device)  # blocking: the buffer is reused next step
+                              [slot.index for slot in slots], per_slot)
+        return draws.to(device)  # blocking: the buffer is reused next step
+
+    def context(self, index: int, layout: BucketLayout, bounds: Bounds,
+                per_slot: tuple[int, ...]) -> TierContext:
+        """What a tier's send of bucket ``index`` needs (``bounds``/``per_slot``: the
+        parameters' segments of the entries it sends)."""
+        return TierContext(
+            self.comm, self.world_size, self.scale_group, bounds,
+            draws=lambda: self.uniform_draws(index, layout.slots, per_slot,
+                                             layout.kept.device),
+            wants_error=self.memory is not None)
+
+    # -- agreed sampling -----------------------------------------------------------------
+    def stride(self, layout: BucketLayout) -> int:
+        """Send every ``stride``-th kept entry of each parameter this step (1: all of
+        them): the smallest stride that keeps the entries sent within ``send_density`` x
+        the bucket's entries."""
+        if self.send_density is None:
+            return 1
+        return sample_stride(layout.numel, int(layout.kept.numel()), self.send_density)
+
+    def sample(self, index: int, layout: BucketLayout) -> Sample | None:
+        """This step's agreed sample of the bucket's kept entries (``None``: all of them).
+
+        Every rank computes the same sample from the step count, the run seed and each
+        parameter's index, so the compacted buffers still match and no index travels.
+        Parameter ``p``'s kept entries ``j`` with ``j = (step + phase_p) mod stride`` are
+        sent: every kept entry exactly once in every ``stride`` steps (what was not sent
+        waits in the error-feedback residual, at most ``stride - 1`` steps), parameters
+        out of phase with each other. A function of (seed, step, parameter, mask) only, so
+        a resumed run in another bucket layout sends the same entries. Cost per step: one
+        ``arange`` per parameter and two index selects of the entries sent.
+        """
+        stride = self.stride(layout)
+        if stride <= 1:
+            return None
+        device = layout.kept.device
+        pieces, per_slot = [], []
+        for slot, (start, end) in zip(layout.slots, layout.bounds, strict=True):
+            first = start + (self.step + sample_phase(self.seed, slot.index)) % stride
+            count = len(range(first, end, stride))
+            per_slot.append(count)
+            if count:
+                pieces.append(torch.arange(first, end, stride, device=device))
+        chosen = (torch.cat(pieces) if pieces
+                  else torch.empty(0, dtype=torch.int64, device=device))
+        return Sample(chosen, layout.kept.index_select(0, chosen), tuple(per_slot),
+                      segment_bounds(per_slot))
 
     def gather(self, index: int, bucket: torch.Tensor, layout: BucketLayout) -> torch.Tensor:
         """The kept entries of ``bucket``, in a buffer reused every step for this bucket
@@ -259,13 +343,13 @@ class CompactionState:
         tier_at = getattr(self.policy, "tier_at", None)
         if tier_at is not None:
             return TierDecision(tier_at(self.step, index), layout.numel,
-                                int(layout.kept.numel()), {})
+                                -(-int(layout.kept.numel()) // self.stride(layout)), {})
         cached = self.decisions.get(index)
         if cached is not None and cached[0] == layout.key and cached[1] == self.policy.version:
             return cached[2]
         budget = self.policy.hide_budget(index)
-        decision = self.policy.decide(layout.numel, int(layout.kept.numel()), self.world_size,
-                                      budget)
+        sent = -(-int(layout.kept.numel()) // self.stride(layout))
+        decision = self.policy.decide(layout.numel, sent, self.world_size, budget)
         previous = cached[2].tier if cached else None
         if decision.tier != previous:
             LOG.info("bucket %d: %d of %d entries kept (density %.3f), hide budget %.3fs "
@@ -315,10 +399,22 @@ class CompactionState:
             "step": self.step,
             "tier_counts": {i: dict(c) for i, c in self.tier_counts.items()},
             "plan": list(self.plan),
+            "send_density": self.send_density,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`; caches are rebuilt on the next call."""
+        """Restore :meth:`state_dict`; caches are rebuilt on the next call.
+
+        Raises:
+            ValueError: the checkpoint was written with another ``send_density`` (its
+                residuals hold what that sampling left unsent; resuming with another
+                would silently change the run).
+        """
+        written = state.get("send_density")
+        if written != self.send_density:
+            raise ValueError(
+                f"the checkpoint was written with send_density={written}, this run has "
+                f"send_density={self.send_density}; resume with the same setting")
         self.tracker.load_state_dict(state["tracker"])
         self.policy.load_state_dict(state["policy"])
         if self.memory is not None:
@@ -337,137 +433,62 @@ class CompactionState:
         )
 
 
-def _scatter_back(buffer: torch.Tensor, kept: torch.Tensor,
+def _scatter_back(buffer: torch.Tensor, positions: torch.Tensor,
                   ) -> Callable[[torch.futures.Future], torch.Tensor]:
+    """Completion: the averaged entries into the zeroed bucket at ``positions`` (entries
+    not sent this step, and pruned ones, are exactly zero)."""
     def scatter(future: torch.futures.Future) -> torch.Tensor:
-        values = future.value()[0]
+        values = future.value()
         buffer.zero_()
-        buffer.index_copy_(0, kept, values.to(buffer.dtype))
+        buffer.index_copy_(0, positions, values.to(buffer.dtype))
         return buffer
     return scatter
 
 
-def _compensate(state: CompactionState, index: int, layout: BucketLayout,
-                values: torch.Tensor, tier: str) -> torch.Tensor:
-    """Add a stored residual; lossless tiers deliver it and drop it."""
-    if state.memory is None:
-        return values
-    values = state.memory.compensate_kept(index, layout.slots, layout.kept, values)
-    if tier not in LOSSY_TIERS:
-        state.memory.drop_bucket(index)
-    return values
-
-
-def send_dense(state: CompactionState, index: int, buffer: torch.Tensor,
-               layout: BucketLayout) -> torch.futures.Future:
-    """Whole bucket in fp32, pruned entries zeroed (cheapest when little is pruned)."""
+def send_whole_bucket(state: CompactionState, index: int, tier: Tier, buffer: torch.Tensor,
+                      layout: BucketLayout) -> torch.futures.Future:
+    """The fallback tier: residuals added at the kept positions (and delivered), then the
+    tier sends the whole bucket."""
     if state.memory is not None:
         residual = state.memory.bucket_residual(index, layout.slots, buffer.device)
         if residual is not None:
             buffer.index_add_(0, layout.kept, residual.index_select(0, layout.kept))
             state.memory.drop_bucket(index)
-    buffer.mul_(layout.flat_mask).div_(state.world_size)
-    return state.comm.all_reduce(buffer).then(lambda f: f.value()[0])
+    assert tier.send_bucket is not None
+    return tier.send_bucket(state.context(index, layout, layout.bounds, layout.kept_per_slot),
+                            buffer, layout.flat_mask)
 
 
-def send_fp32(state: CompactionState, index: int, buffer: torch.Tensor,
-              layout: BucketLayout) -> torch.futures.Future:
-    """Kept entries only, fp32: exactly the dense average of the masked gradient."""
-    values = _compensate(state, index, layout, state.gather(index, buffer, layout), "fp32")
-    values.div_(state.world_size)
-    return state.comm.all_reduce(values).then(_scatter_back(buffer, layout.kept))
-
-
-def _send_low_precision(tier: str) -> Callable[..., torch.futures.Future]:
-    dtype = LOW_PRECISION[tier]
-
-    def send(state: CompactionState, index: int, buffer: torch.Tensor,
-             layout: BucketLayout) -> torch.futures.Future:
-        values = _compensate(state, index, layout, buffer.index_select(0, layout.kept), tier)
-        sent = (values / state.world_size).to(dtype)
-        if state.memory is not None:
-            delivered = sent.to(torch.float32) * state.world_size
-            state.memory.store_kept(index, layout.slots, layout.kept, values - delivered)
-        return state.comm.all_reduce(sent).then(_scatter_back(buffer, layout.kept))
-
-    send.__name__ = f"send_{tier}"
-    send.__doc__ = f"Kept entries divided by N, cast to {tier} (2 bytes each)."
-    return send
-
-
-def _ternary_codes(state: CompactionState, index: int, buffer: torch.Tensor,
-                   layout: BucketLayout) -> tuple[torch.Tensor, torch.Tensor]:
-    """Stochastic ternary codes of the kept entries under one group-wide MAX scale per
-    :data:`~pactrain.compression.compressors.SCALE_CHUNK` consecutive kept entries of each
-    parameter, and the chunks' decode factors ``scale / N``.
-
-    The scales (4 bytes per chunk) are all-reduced and waited for here, so every rank
-    issues its collectives in bucket order. Cost per step is a handful of vectorised passes
-    over the k kept entries and no Python work per entry or chunk: the scales are one
-    ``aminmax`` over a (chunks, chunk) view per parameter
-    (:func:`~pactrain.compression.compressors.chunk_abs_max`); the draws become
-    thresholds ``u * scale`` in place
-    (:func:`~pactrain.compression.compressors.scale_chunks`), and codes are ``sign(v)``
-    where ``|v| > u * scale`` (:func:`~pactrain.compression.compressors.ternary_codes`;
-    a chunk's scale is 0 only where all its values are, whose codes are then 0); the
-    error-feedback residual is formed in place. Chunks restart at every parameter's kept
-    entries, identical on every rank and in every bucket layout, so every rank agrees on
-    which entries share a scale and a resumed run draws the same ones.
-    """
-    values = _compensate(state, index, layout, state.gather(index, buffer, layout), "ternary")
-    uniform = state.uniform_draws(index, layout)
-    scales = agree_scales(state.comm, chunk_abs_max(values, layout.bounds), state.scale_group)
-    codes = ternary_codes(values, scale_chunks(uniform, scales, layout.bounds))
+def send_compacted(state: CompactionState, index: int, tier: Tier, buffer: torch.Tensor,
+                   layout: BucketLayout) -> torch.futures.Future:
+    """A compacting tier: gather the kept entries, add their residuals, take this step's
+    agreed sample of them (all when not sampling), let the tier send those, keep the error
+    of what was sent and everything that was not, scatter the average back."""
+    values = state.gather(index, buffer, layout)
     if state.memory is not None:
-        # what this rank meant minus what its codes deliver, computed in place
-        values.sub_(scale_chunks(codes.to(torch.float32), scales, layout.bounds))
+        state.memory.compensate_kept(index, layout.slots, layout.kept, values)
+    sample = state.sample(index, layout)
+    if sample is None:
+        sent = tier.send(state.context(index, layout, layout.bounds, layout.kept_per_slot),
+                         values)
+        positions = layout.kept
+        if state.memory is not None:
+            if sent.error is None:
+                state.memory.drop_bucket(index)
+            else:
+                state.memory.store_kept(index, layout.slots, layout.kept, sent.error)
+    else:
+        chosen = values.index_select(0, sample.chosen)
+        sent = tier.send(state.context(index, layout, sample.bounds, sample.per_slot),
+                         chosen)
+        positions = sample.positions
+        assert state.memory is not None  # sampling needs error feedback (checked at init)
+        if sent.error is None:
+            values.index_fill_(0, sample.chosen, 0.0)
+        else:
+            values.index_copy_(0, sample.chosen, sent.error)
         state.memory.store_kept(index, layout.slots, layout.kept, values)
-    return codes, scales / state.world_size
-
-
-def _decode_sums(buffer: torch.Tensor, layout: BucketLayout, factors: torch.Tensor,
-                 sums: Callable[[torch.futures.Future], torch.Tensor],
-                 ) -> Callable[[torch.futures.Future], torch.Tensor]:
-    """Completion of a ternary all-reduce: average = sum of codes x scale / N, per
-    parameter, scattered into the zeroed bucket."""
-    def decode(future: torch.futures.Future) -> torch.Tensor:
-        averaged = scale_chunks(sums(future).to(torch.float32), factors, layout.bounds)
-        buffer.zero_()
-        buffer.index_copy_(0, layout.kept, averaged)
-        return buffer
-    return decode
-
-
-def send_ternary(state: CompactionState, index: int, buffer: torch.Tensor,
-                 layout: BucketLayout) -> torch.futures.Future:
-    """Ternary codes (:func:`_ternary_codes`) summed as int8: 1 byte per kept entry."""
-    codes, factors = _ternary_codes(state, index, buffer, layout)
-    return state.comm.all_reduce(codes).then(
-        _decode_sums(buffer, layout, factors, lambda f: f.value()[0]))
-
-
-def send_packed(state: CompactionState, index: int, buffer: torch.Tensor,
-                layout: BucketLayout) -> torch.futures.Future:
-    """The same ternary codes as :func:`send_ternary`, packed as carry-free base-(2N+1)
-    digits of int32 words (:class:`~pactrain.compression.compressors.RadixPacking`) and
-    summed by the ordinary int32 all-reduce: 3.2 bits per kept entry at N = 4 (10 digits a
-    word). Decodes to exactly what :func:`send_ternary` delivers for the same draws."""
-    codes, factors = _ternary_codes(state, index, buffer, layout)
-    packing = state.packing
-    count = codes.numel()
-    return state.comm.all_reduce(packing.pack(codes), "all_reduce_packed").then(
-        _decode_sums(buffer, layout, factors, lambda f: packing.unpack(f.value()[0], count)))
-
-
-#: One sender per tier (a table, not an if/elif chain).
-TIER_SENDERS: dict[str, Callable[..., torch.futures.Future]] = {
-    "dense": send_dense,
-    "fp32": send_fp32,
-    "fp16": _send_low_precision("fp16"),
-    "bf16": _send_low_precision("bf16"),
-    "ternary": send_ternary,
-    "packed": send_packed,
-}
+    return sent.future.then(_scatter_back(buffer, positions))
 
 
 def compaction_hook(state: CompactionState, bucket: dist.GradBucket,
@@ -486,7 +507,9 @@ def compaction_hook(state: CompactionState, bucket: dist.GradBucket,
     tier = state.decide(index, layout).tier
     state.tier_counts.setdefault(index, Counter())[tier] += 1
     state.record_plan(index, tier)
-    future = TIER_SENDERS[tier](state, index, buffer, layout)
+    spec = state.tiers[tier]
+    send = send_compacted if spec.compacts else send_whole_bucket
+    future = send(state, index, spec, buffer, layout)
     if bucket.is_last():
         state.comm.end_step()
         state.close_step_timing()

@@ -2,15 +2,17 @@
 
 Why: ``pactrain --help`` lists them and answers at once; importing the registries would
 import torch first. ``tests/test_registry.py`` checks these tuples against the registries,
-so they cannot drift.
+so they cannot drift. PacTrain's forced-tier methods come from the tier registry
+(:data:`pactrain.tiers.TIER_NAMES`, which imports nothing heavy).
 """
+
+from pactrain.tiers import forced_method_names
 
 MODEL_NAMES: tuple[str, ...] = (
     "digits-cnn", "fashion-cnn", "fashion-resnet18", "gpt-tiny", "hf-gpt2", "lm-gpt",
     "resnet18", "vit-tiny",
 )
-METHOD_NAMES: tuple[str, ...] = (
-    "dense", "dgc", "fp16", "no-comm", "pactrain", "pactrain-bf16", "pactrain-fp16",
-    "pactrain-fp32", "pactrain-packed", "pactrain-ternary", "powersgd", "powersgd-r1",
-    "powersgd-r2", "terngrad", "topk",
-)
+METHOD_NAMES: tuple[str, ...] = tuple(sorted((
+    "dense", "dgc", "fp16", "no-comm", "pactrain", *forced_method_names(), "powersgd",
+    "powersgd-r1", "powersgd-r2", "terngrad", "topk",
+)))

@@ -3,7 +3,8 @@
 Why: compaction alone is ideal in bytes, but whether fewer bytes pay off depends on the
 link. On a fast link a small bucket costs mostly latency (alpha) and the gather/scatter
 of compaction is pure overhead; on a slow link every byte counts (beta) and even the
-ternary tier's extra latency is worth its 4x saving. The policy prices each tier:
+ternary tier's extra latency is worth its 4x saving. Each tier declares its price
+(:meth:`pactrain.tiers.base.Tier.price`, from its module in :mod:`pactrain.tiers`); today's:
 
     t(bytes)  = alpha + beta * 2(N-1)/N * bytes               (ring all-reduce)
     dense     = t(4 n)            + c_mask * n
@@ -11,9 +12,10 @@ ternary tier's extra latency is worth its 4x saving. The policy prices each tier
     fp16/bf16 = t(2 k)            + (c_gather + c_cast) * k
     ternary   = alpha + t(k + 4c)  + (c_gather + c_ternary) * k   (one MAX, one int8 sum)
     packed    = alpha + t(b k + 4c) + (c_gather + c_ternary + c_pack) * k
-                (b = lane bytes per entry, 0.5 for N <= 7: one MAX, one int32 sum)
+                (b = 4 / digits per int32 word: 0.4 at N = 4; one MAX, one int32 sum)
 
-(n entries in the bucket, k kept, c ~ ceil(k / 256) ternary scales: one per chunk.) A
+(n entries in the bucket, k sent: the kept ones, or this step's sample of them under
+``send_density``; c = ceil(k / 256) ternary scales, one per chunk.) A
 lossy tier is chosen only when it beats the best lossless tier by ``lossy_margin``, so
 accuracy is not traded for noise-level gains.
 
@@ -46,43 +48,12 @@ import torch
 import torch.distributed as dist
 
 from pactrain.compression.communicator import Communicator
-from pactrain.compression.compressors import (
-    LOSSY_TIERS,
-    TIERS,
-    RadixPacking,
-    chunk_count,
-    ternary_codes,
-)
+from pactrain.compression.compressors import RadixPacking, ternary_codes
+from pactrain.costs import ComputeCosts, LinkModel, ring_factor
 from pactrain.devices import collective_device
+from pactrain.tiers import TIER_NAMES, all_tiers
 
 LOG = logging.getLogger(__name__)
-
-
-def ring_factor(world_size: int) -> float:
-    """2(N-1)/N: bytes a ring all-reduce sends per payload byte (1.0 for a lone rank)."""
-    return 2.0 * (world_size - 1) / world_size if world_size > 1 else 1.0
-
-
-@dataclass
-class LinkModel:
-    """Latency per collective (s) and seconds per payload byte of one ring all-reduce."""
-
-    alpha_s: float = 1e-4
-    beta_s_per_byte: float = 1e-9
-
-    def all_reduce_time(self, nbytes: float, world_size: int) -> float:
-        return self.alpha_s + self.beta_s_per_byte * ring_factor(world_size) * nbytes
-
-
-@dataclass
-class ComputeCosts:
-    """Seconds per element of the local work each tier adds."""
-
-    mask_s: float = 1e-10
-    gather_s: float = 2e-9
-    cast_s: float = 1e-9
-    ternary_s: float = 5e-9
-    pack_s: float = 4e-9
 
 
 @dataclass(frozen=True)
@@ -178,12 +149,17 @@ def probe_compute(comm: Communicator, n: int = 1 << 18, density: float = 0.25,
     return ComputeCosts(*costs)
 
 
-#: Tiers by what they deliver, most precise first (one level may hold several tiers;
-#: within a level the cheapest wins).
-PRECISION_LEVELS: tuple[frozenset[str], ...] = (
-    frozenset({"dense", "fp32"}), frozenset({"fp16", "bf16"}),
-    frozenset({"ternary", "packed"}),
-)
+def precision_levels() -> tuple[frozenset[str], ...]:
+    """Tiers by what they deliver, most precise first (one level may hold several tiers;
+    within a level the cheapest wins), from each tier's declared precision."""
+    tiers = all_tiers().values()
+    return tuple(frozenset(t.name for t in tiers if t.precision == level)
+                 for level in sorted({t.precision for t in tiers}))
+
+
+def adaptive_tiers() -> tuple[str, ...]:
+    """The tiers the adaptive policy picks from unless told otherwise."""
+    return tuple(t.name for t in all_tiers().values() if t.adaptive_default)
 
 
 class MeasuresNothing:
@@ -240,7 +216,7 @@ class AdaptivePolicy:
 
     link: LinkModel = field(default_factory=LinkModel)
     compute: ComputeCosts = field(default_factory=ComputeCosts)
-    allowed: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary", "packed")
+    allowed: tuple[str, ...] = field(default_factory=adaptive_tiers)
     lossy_margin: float = 1.25
     blend: float = 0.5
     version: int = 0
@@ -249,26 +225,19 @@ class AdaptivePolicy:
     observations: list[tuple[int, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        unknown = set(self.allowed) - set(TIERS)
+        unknown = set(self.allowed) - set(TIER_NAMES)
         if unknown or not self.allowed:
-            raise ValueError(f"allowed tiers {sorted(unknown)} unknown; choose from {TIERS}")
+            raise ValueError(f"allowed tiers {sorted(unknown)} unknown; choose from "
+                             f"{TIER_NAMES}")
+        self._tiers = all_tiers()
+        self._levels = precision_levels()
 
     def costs(self, numel: int, kept: int, world_size: int) -> dict[str, float]:
-        """Predicted seconds of each allowed tier for one bucket."""
-        t, c = self.link.all_reduce_time, self.compute
-        price = {
-            "dense": t(4 * numel, world_size) + c.mask_s * numel,
-            "fp32": t(4 * kept, world_size) + c.gather_s * kept,
-            "fp16": t(2 * kept, world_size) + (c.gather_s + c.cast_s) * kept,
-            "bf16": t(2 * kept, world_size) + (c.gather_s + c.cast_s) * kept,
-            "ternary": self.link.alpha_s + t(kept + 4 * chunk_count(kept), world_size)
-            + (c.gather_s + c.ternary_s) * kept,
-            "packed": self.link.alpha_s
-            + t(RadixPacking.for_world(world_size).bytes_per_entry * kept
-                + 4 * chunk_count(kept), world_size)
-            + (c.gather_s + c.ternary_s + c.pack_s) * kept,
-        }
-        return {tier: price[tier] for tier in self.allowed}
+        """Predicted seconds of each allowed tier for one bucket of ``numel`` entries of
+        which ``kept`` travel (each tier's declared price,
+        :meth:`pactrain.tiers.base.Tier.price`)."""
+        return {name: self._tiers[name].price(self.link, self.compute, numel, kept, world_size)
+                for name in self.allowed}
 
     def decide(self, numel: int, kept: int, world_size: int,
                budget_s: float = 0.0) -> TierDecision:
@@ -276,12 +245,12 @@ class AdaptivePolicy:
         pass hides), else the cheapest (a lossy one only if ``lossy_margin`` x cheaper
         than the best lossless)."""
         costs = self.costs(numel, kept, world_size)
-        for level in PRECISION_LEVELS:
+        for level in self._levels:
             hidden = {k: v for k, v in costs.items() if k in level and v <= budget_s}
             if hidden:
                 return TierDecision(min(hidden, key=hidden.__getitem__), numel, kept, costs)
-        lossless = {k: v for k, v in costs.items() if k not in LOSSY_TIERS}
-        lossy = {k: v for k, v in costs.items() if k in LOSSY_TIERS}
+        lossless = {k: v for k, v in costs.items() if not self._tiers[k].lossy}
+        lossy = {k: v for k, v in costs.items() if self._tiers[k].lossy}
         best = min(lossless, key=lossless.__getitem__) if lossless else None
         if lossy:
             cheapest_lossy = min(lossy, key=lossy.__getitem__)

@@ -22,8 +22,8 @@ from pactrain.compression.compressors import (
     ternary_encode,
     topk_compress,
     uniform_draws,
-    wire_bytes_per_entry,
 )
+from pactrain.tiers import get_tier
 
 
 def test_ternary_is_unbiased_in_expectation() -> None:
@@ -94,7 +94,10 @@ def test_packed_digits_and_bytes_per_entry() -> None:
     assert digits == [19, 13, 11, 10, 8, 7, 4]
     assert RadixPacking.for_world(4).bytes_per_entry == 0.4
     assert 8 * RadixPacking.for_world(4).bytes_per_entry <= 3.3          # issue 22's bound
-    assert wire_bytes_per_entry("packed", 4) == 0.4 and wire_bytes_per_entry("ternary", 4) == 1
+    packed, ternary = get_tier("packed"), get_tier("ternary")
+    assert packed.bytes_per_entry(4) == 0.4 and ternary.bytes_per_entry(4) == 1
+    # 1,000 kept entries at N = 4: 400 B of codes + 4 chunk scales of 4 B
+    assert packed.payload_bytes(5000, 1000, 4) == 416
     with pytest.raises(ValueError, match="world size must be >= 1"):
         RadixPacking.for_world(0)
 

@@ -31,6 +31,9 @@ class BenchConfig:
         repeats: passes over the grid; each pass rotates the method order.
         powersgd_rank: PowerSGD's matrix approximation rank.
         topk_density: fraction kept by top-k and DGC (``None``: ``1 - sparsity``).
+        send_density: PacTrain methods send at most this share of each bucket's entries
+            per step (agreed sampling, :meth:`pactrain.compaction.CompactionState.sample`;
+            ``None``: every kept entry).
         time_to_accuracy: target test accuracy of the race, or ``None`` (no race). Every
             classifier in ``models`` races under every method at every bandwidth.
         time_to_loss: target held-out loss of the race of the language models in
@@ -62,6 +65,7 @@ class BenchConfig:
     repeats: int = 1
     powersgd_rank: int = 4
     topk_density: float | None = None
+    send_density: float | None = None
     time_to_accuracy: float | None = None
     time_to_loss: float | None = None
     tta_max_steps: int = 400
@@ -99,6 +103,8 @@ class BenchConfig:
         offered: dict[str, Any] = {"rank": self.powersgd_rank}
         if self.topk_density is not None:
             offered["density"] = self.topk_density
+        if self.send_density is not None:
+            offered["send_density"] = self.send_density
         return get_method(method).pick_options(offered)
 
     def cells(self) -> list[Cell]:

@@ -29,6 +29,9 @@ def bench(
     powersgd_rank: int = typer.Option(4, help="PowerSGD matrix approximation rank."),
     topk_density: float | None = typer.Option(None, help="Fraction kept by top-k and DGC "
                                               "(default: 1 - sparsity)."),
+    send_density: float | None = typer.Option(
+        None, min=0.0, max=1.0, help="PacTrain methods: send at most this share of each "
+        "bucket's entries per step (agreed sampling inside the mask, error feedback)."),
     time_to_accuracy: float | None = typer.Option(
         None, help="Also race every method on every classifier of --models to this test "
         "accuracy (e.g. 0.95) at every bandwidth, and report the training wall time to "
@@ -97,7 +100,8 @@ def bench(
             models=_split(models), methods=_split(methods), bandwidths=bandwidths,
             workers=workers, batch_size=batch_size, steps=steps, warmup_steps=warmup_steps,
             sparsity=sparsity, repeats=repeats, powersgd_rank=powersgd_rank,
-            topk_density=topk_density, time_to_accuracy=time_to_accuracy,
+            topk_density=topk_density, send_density=send_density,
+            time_to_accuracy=time_to_accuracy,
             time_to_loss=time_to_loss,
             tta_max_steps=tta_max_steps, tta_eval_every=tta_eval_every,
             tta_batch_size=tta_batch_size,

@@ -51,6 +51,10 @@ def train(
                                         "held-out metric (e.g. accuracy) reaches this."),
     train_budget: float | None = typer.Option(None, help="With --eval-every: stop after "
                                               "this many seconds of training."),
+    send_density: float | None = typer.Option(
+        None, min=0.0, max=1.0, help="PacTrain methods: send at most this share of each "
+        "bucket's entries per step (an agreed sample of the kept ones, the rest waits in "
+        "the error-feedback residual); default: every kept entry."),
     plan: Path | None = typer.Option(
         None, help="Replay the tier decisions of an earlier --method pactrain run (its "
                    "--json result, or its 'plan' list): the same tiers at the same steps, "
@@ -72,14 +76,14 @@ def train(
     require_data([model], data_dir)
     replay = None
     if plan is not None:
-        from pactrain.compression.compressors import TIERS
         from pactrain.plan import PlanError, load_plan
+        from pactrain.tiers import TIER_NAMES
 
         if method != "pactrain":
             raise typer.BadParameter(f"a plan replays the adaptive policy's decisions; use "
                                      f"--method pactrain, not {method}", param_hint="--plan")
         try:
-            replay = load_plan(plan, TIERS)
+            replay = load_plan(plan, TIER_NAMES)
         except PlanError as err:
             raise typer.BadParameter(str(err), param_hint="--plan") from None
 
@@ -95,6 +99,7 @@ def train(
         resume=str(resume) if resume else None,
         eval_every=eval_every, target_metric=target, train_budget_s=train_budget,
         plan=replay,
+        method_options={"send_density": send_density} if send_density is not None else {},
     )
     if (target is not None or train_budget is not None) and not eval_every:
         raise typer.BadParameter("--target and --train-budget need --eval-every N")

@@ -5,8 +5,8 @@ draws or generators seeded by :func:`draw_seed`, so results are reproducible per
 step and parameter. PacTrain's tiers and the baselines share every function: TernGrad's
 codes are PacTrain's ternary codes, DGC's sampled selection falls back to top-k.
 
-PacTrain's tiers and what one kept entry costs on the wire (bytes per rank, before the
-ring factor):
+PacTrain's tiers (one module each in :mod:`pactrain.tiers`) and what one kept entry
+costs on the wire (bytes per rank, before the ring factor):
 
 ======== ===== =====================================================================
 tier     bytes what is all-reduced
@@ -38,24 +38,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
-
-# -- PacTrain's tiers ----------------------------------------------------------------------
-
-#: Tiers in order of bytes per kept entry (most to fewest).
-TIERS: tuple[str, ...] = ("dense", "fp32", "fp16", "bf16", "ternary", "packed")
-#: Bytes per transmitted entry of each tier at a given world size.
-WIRE_BYTES: dict[str, int] = {"dense": 4, "fp32": 4, "fp16": 2, "bf16": 2, "ternary": 1}
-#: Tiers whose averaged gradient differs from the exact average.
-LOSSY_TIERS: frozenset[str] = frozenset({"fp16", "bf16", "ternary", "packed"})
-LOW_PRECISION: dict[str, torch.dtype] = {"fp16": torch.float16, "bf16": torch.bfloat16}
-
-
-def wire_bytes_per_entry(tier: str, world_size: int) -> float:
-    """Payload bytes of one kept entry under ``tier`` (before the ring factor)."""
-    if tier == "packed":
-        return RadixPacking.for_world(world_size).bytes_per_entry
-    return float(WIRE_BYTES[tier])
-
 
 # -- ternary codes ---------------------------------------------------------------------------
 

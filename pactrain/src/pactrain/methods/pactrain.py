@@ -21,11 +21,11 @@ import torch.distributed as dist
 from pactrain.accounting import PayloadCounter
 from pactrain.compaction import CompactionState, compaction_hook
 from pactrain.compression.communicator import Communicator, scale_group_for
-from pactrain.compression.compressors import MAX_TERNARY_WORLD_SIZE, TIERS
 from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.plan import PlanError, ReplayPolicy, load_plan
 from pactrain.policy import AdaptivePolicy, FixedPolicy, probe_compute, probe_link
+from pactrain.tiers import FALLBACK_TIER, TIER_NAMES, all_tiers, method_name
 
 #: Step after which the adaptive policy first plans the overlap: DDP rebuilds its buckets
 #: after step 1, then a few steps of gaps are measured.
@@ -105,11 +105,13 @@ def make_pactrain(
                         f"method pactrain, not a fixed tier ({forced})")
     if config.plan is not None:
         policy: FixedPolicy | AdaptivePolicy | ReplayPolicy = ReplayPolicy(
-            load_plan(config.plan, TIERS))
-        if config.world_size > MAX_TERNARY_WORLD_SIZE and "ternary" in policy.tiers:
-            raise PlanError(f"the plan uses ternary, which serves at most "
-                            f"{MAX_TERNARY_WORLD_SIZE} workers; this run has "
-                            f"{config.world_size}")
+            load_plan(config.plan, TIER_NAMES))
+        tiers = all_tiers()
+        for name in sorted(policy.tiers):
+            if not tiers[name].serves(config.world_size):
+                raise PlanError(f"the plan uses {name}, which serves at most "
+                                f"{tiers[name].max_world_size} workers; this run has "
+                                f"{config.world_size}")
     elif forced is not None:
         policy = FixedPolicy(forced)
     else:
@@ -119,27 +121,31 @@ def make_pactrain(
         policy.link = probe_link(comm)
         policy.compute = probe_compute(comm, seed=config.seed)
     scale_group = scale_group_for(process_group, config.world_size)
+    # sampling keeps what it did not send in the residual: error feedback on by default
+    sampling = config.options.get("send_density") is not None
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
-                            config.seed, policy, config.error_feedback_or(False),
+                            config.seed, policy, config.error_feedback_or(sampling),
                             model=getattr(ddp_model, "module", ddp_model),
-                            scale_group=scale_group, comm=comm)
+                            scale_group=scale_group, comm=comm,
+                            send_density=config.options.get("send_density"))
     # the overlap plan is timing-driven like the probes: off when they are
     plan_at = (OVERLAP_PLAN_STEP if isinstance(policy, AdaptivePolicy) and config.probe_link
                and config.world_size > 1 else None)
     return PacTrainMethod(state, config.refresh_every, plan_at)
 
 
-for _name, _tier, _description in (
-    ("pactrain", None, "adaptive per-bucket tier from the alpha-beta link model"),
-    ("pactrain-fp32", "fp32", "compacted fp32 all-reduce (exact)"),
-    ("pactrain-fp16", "fp16", "compacted fp16 all-reduce"),
-    ("pactrain-bf16", "bf16", "compacted bf16 all-reduce"),
-    ("pactrain-ternary", "ternary", "compacted stochastic ternary int8 all-reduce"),
-    ("pactrain-packed", "packed", "compacted ternary codes as carry-free base-(2N+1) "
-     "digits of int32 words (0.4 B per kept entry at 4 workers)"),
-):
+def _register(name: str, tier: str | None, description: str, lossy: bool,
+              max_world_size: int | None) -> None:
     register_method(MethodSpec(
-        name=_name, factory=functools.partial(make_pactrain, tier=_tier), uses_pruning=True,
-        lossy=_tier != "fp32", description=_description,
-        max_world_size=MAX_TERNARY_WORLD_SIZE if _tier == "ternary" else None,
+        name=name, factory=functools.partial(make_pactrain, tier=tier), uses_pruning=True,
+        lossy=lossy, description=description, options=("send_density",),
+        max_world_size=max_world_size,
     ))
+
+
+_register("pactrain", None, "adaptive per-bucket tier from the alpha-beta link model",
+          lossy=True, max_world_size=None)
+for _tier in all_tiers().values():
+    if _tier.name != FALLBACK_TIER:
+        _register(method_name(_tier.name), _tier.name, _tier.description, _tier.lossy,
+                  _tier.max_world_size)

@@ -1,0 +1,131 @@
+"""Agreed sampling inside the mask (``send_density``) on real 2-rank gloo groups: what is
+sent, that error feedback conserves what was not, and the refusals."""
+
+import pytest
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+from pactrain.compaction import CompactionState, compaction_hook, sample_stride
+from pactrain.masks import MaskTracker
+from pactrain.policy import FixedPolicy
+from pactrain.pruning import GradualPruner, PruningConfig
+from pactrain.train.local_group import run_on_local_group
+
+STEPS = 11  # DDP's first step, then a whole cycle of the largest stride here (10)
+
+
+def _pruned_model(sparsity: float) -> tuple[nn.Module, MaskTracker]:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(12, 600), nn.ReLU(), nn.Linear(600, 600), nn.ReLU(),
+                          nn.Linear(600, 4))
+    tracker = MaskTracker(GradualPruner(model, PruningConfig(
+        final_sparsity=sparsity, start_step=0, end_step=0, frequency=1)))
+    tracker.step(0)
+    return model, tracker
+
+
+def _sampled_steps(rank: int, world_size: int, tier: str, send_density: float) -> dict:
+    """STEPS backward passes of one fixed batch (the same on both ranks, no optimizer
+    step): the gradient g is the same every step, so what the hook delivered over the steps
+    plus the group's mean residual must add up to STEPS x g."""
+    model, tracker = _pruned_model(0.7)
+    reference = [p.detach().clone() for p in model.parameters()]
+    ddp = DistributedDataParallel(model)
+    state = CompactionState(None, tracker, world_size, rank, 0, FixedPolicy(tier),
+                            error_feedback=True, model=model, send_density=send_density)
+    ddp.register_comm_hook(state, compaction_hook)
+    generator = torch.Generator().manual_seed(7)
+    x, y = torch.randn(16, 12, generator=generator), torch.randint(0, 4, (16,),
+                                                                   generator=generator)
+    delivered = [torch.zeros_like(p) for p in model.parameters()]
+    sent_at_least_once = [torch.zeros_like(p, dtype=torch.bool) for p in model.parameters()]
+    bytes_per_step = []
+    for _ in range(STEPS):
+        model.zero_grad()
+        before = state.payload.total_bytes
+        nn.functional.cross_entropy(ddp(x), y).backward()
+        bytes_per_step.append(state.payload.total_bytes - before)
+        for total, seen, p in zip(delivered, sent_at_least_once, model.parameters(),
+                                  strict=True):
+            total += p.grad
+            seen |= p.grad != 0
+    # the exact gradient of the batch, from an unwrapped copy of the same weights
+    plain = nn.Sequential(nn.Linear(12, 600), nn.ReLU(), nn.Linear(600, 600), nn.ReLU(),
+                          nn.Linear(600, 4))
+    with torch.no_grad():
+        for p, w in zip(plain.parameters(), reference, strict=True):
+            p.copy_(w)
+    nn.functional.cross_entropy(plain(x), y).backward()
+    conservation, pruned_nonzero, never_sent = 0.0, 0, 0
+    masks = {id(tracker.pruner.params[n]): m for n, m in tracker.pruner.masks.items()}
+    for (name, p), total, seen, q in zip(model.named_parameters(), delivered,
+                                         sent_at_least_once, plain.parameters(), strict=True):
+        residual = state.memory.residuals.get(name, torch.zeros(p.numel())).reshape(p.shape)
+        residual = residual.clone()
+        dist.all_reduce(residual)
+        residual /= world_size
+        mask = masks.get(id(p), torch.ones_like(p, dtype=torch.bool))
+        expected = STEPS * q.grad * mask
+        conservation = max(conservation, float((total + residual - expected).abs().max()))
+        pruned_nonzero += int((total[~mask] != 0).sum())
+        never_sent += int((mask & ~seen & (q.grad != 0)).sum())
+    buckets = [(lay.numel, int(lay.kept.numel()), state.stride(lay))
+               for lay in state.layouts.values()]
+    return {"conservation": conservation, "scale": float(max(q.grad.abs().max()
+                                                             for q in plain.parameters())),
+            "pruned_nonzero": pruned_nonzero, "never_sent": never_sent,
+            "bytes": bytes_per_step, "buckets": buckets}
+
+
+@pytest.mark.parametrize("tier", ["fp32", "packed"])
+def test_sampling_sends_a_share_and_error_feedback_keeps_the_rest(tier: str) -> None:
+    results = run_on_local_group(_sampled_steps, 2, tier, 0.1)
+    for result in results:
+        # DDP's rebuilt buckets (its first is 1 MiB); 30% kept of the large one, at most
+        # 10% of it per step: every third kept entry
+        strides = [stride for _, _, stride in result["buckets"]]
+        assert 3 in strides
+        for numel, kept, stride in result["buckets"]:
+            assert stride == sample_stride(numel, kept, 0.1)
+        assert result["pruned_nonzero"] == 0
+        if tier == "fp32":  # (a ternary code of a sent entry may be 0)
+            # every kept entry travelled within a cycle of its bucket's stride
+            assert result["never_sent"] == 0
+        # nothing lost: delivered over the steps + the group's residual = STEPS x gradient
+        assert result["conservation"] <= 1e-5 * STEPS * result["scale"] + 1e-7
+        per_entry = 4.0 if tier == "fp32" else 4 / 13  # N = 2: 13 digits a word
+        sent = sum(kept / stride for _, kept, stride in result["buckets"])
+        for nbytes in result["bytes"][1:]:  # after DDP's first-step bucket
+            assert nbytes <= 1.05 * per_entry * sent + 4 * (sent / 256 + 40)
+            assert nbytes >= 0.95 * per_entry * sent
+
+
+def test_sampling_needs_error_feedback_and_a_density_in_range() -> None:
+    _, tracker = _pruned_model(0.5)
+    with pytest.raises(ValueError, match="cannot run with error_feedback=False"):
+        CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), error_feedback=False,
+                        send_density=0.1)
+    with pytest.raises(ValueError, match=r"send_density must be in \(0, 1\]"):
+        CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), send_density=1.5)
+
+
+def test_a_checkpoint_resumes_only_with_its_send_density() -> None:
+    _, tracker = _pruned_model(0.5)
+    written = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"),
+                              send_density=0.05).state_dict()
+    same = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), send_density=0.05)
+    same.load_state_dict(written)
+    changed = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"))
+    with pytest.raises(ValueError, match=r"written with send_density=0\.05, this run has "
+                                         r"send_density=None"):
+        changed.load_state_dict(written)
+
+
+def test_stride_is_one_once_the_mask_keeps_fewer_than_the_budget() -> None:
+    assert sample_stride(1000, 1000, 0.1) == 10     # unpruned: every tenth entry
+    assert sample_stride(1000, 250, 0.1) == 3       # 75% pruned
+    assert sample_stride(1000, 100, 0.1) == 1       # 90% pruned: everything kept travels
+    assert sample_stride(5, 5, 0.1) == 5            # at least one entry a step
+

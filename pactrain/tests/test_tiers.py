@@ -1,0 +1,54 @@
+"""The tier registry: one module per tier, read by the policy, the methods, the names and
+the docs table."""
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from pactrain.costs import ComputeCosts, LinkModel
+from pactrain.methods import get_method
+from pactrain.names import METHOD_NAMES
+from pactrain.policy import AdaptivePolicy, precision_levels
+from pactrain.tiers import FALLBACK_TIER, TIER_NAMES, all_tiers, get_tier, method_name
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "pactrain-core.md"
+
+
+def test_every_registered_name_is_a_module_declaring_that_tier() -> None:
+    for name in TIER_NAMES:
+        module = importlib.import_module(f"pactrain.tiers.{name}")
+        assert module.TIER.name == name
+        assert module.TIER.compacts == (name != FALLBACK_TIER)
+    with pytest.raises(ValueError, match=r"unknown tier 'int4'.*dense, fp32"):
+        get_tier("int4")
+
+
+def test_methods_names_and_docs_follow_the_registry() -> None:
+    table = DOCS.read_text(encoding="utf-8")
+    for tier in all_tiers().values():
+        assert f"\n| {tier.name} |" in table or f"\n| {tier.name} /" in table \
+            or f"/ {tier.name} |" in table, f"docs/pactrain-core.md's tier table lacks {tier.name}"
+        if tier.name == FALLBACK_TIER:
+            continue
+        spec = get_method(method_name(tier.name))
+        assert spec.name in METHOD_NAMES
+        assert spec.lossy == tier.lossy and spec.max_world_size == tier.max_world_size
+        assert "send_density" in spec.options
+
+
+def test_prices_are_the_alpha_beta_time_of_the_declared_bytes() -> None:
+    link = LinkModel(alpha_s=1e-3, beta_s_per_byte=1e-8)
+    free = ComputeCosts(0.0, 0.0, 0.0, 0.0, 0.0)
+    ring = 2 * 3 / 4
+    packed, dense = get_tier("packed"), get_tier("dense")
+    # 10,000 entries of which 1,000 travel at N = 4: 400 B of digits + 4 scales x 4 B,
+    # two collectives (MAX of the scales, SUM of the words)
+    assert packed.price(link, free, 10_000, 1_000, 4) == pytest.approx(
+        2e-3 + 1e-8 * ring * 416)
+    assert dense.price(link, free, 10_000, 1_000, 4) == pytest.approx(1e-3 + 1e-8 * ring * 40_000)
+    policy = AdaptivePolicy(link=link, compute=free)
+    assert set(policy.costs(10_000, 1_000, 4)) == set(policy.allowed)
+    assert "bf16" not in policy.allowed  # not an adaptive default
+    levels = precision_levels()
+    assert levels[0] == {"dense", "fp32"} and levels[-1] == {"ternary", "packed"}
