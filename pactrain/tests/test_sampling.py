@@ -26,7 +26,8 @@ def _pruned_model(sparsity: float) -> tuple[nn.Module, MaskTracker]:
     return model, tracker
 
 
-def _sampled_steps(rank: int, world_size: int, tier: str, send_density: float) -> dict:
+def _sampled_steps(rank: int, world_size: int, tier: str, send_density: float,
+                   error_feedback: bool, send_select: str = "cyclic") -> dict:
     """STEPS backward passes of one fixed batch (the same on both ranks, no optimizer
     step): the gradient g is the same every step, so what the hook delivered over the steps
     plus the group's mean residual must add up to STEPS x g."""
@@ -34,7 +35,8 @@ def _sampled_steps(rank: int, world_size: int, tier: str, send_density: float) -
     reference = [p.detach().clone() for p in model.parameters()]
     ddp = DistributedDataParallel(model)
     state = CompactionState(None, tracker, world_size, rank, 0, FixedPolicy(tier),
-                            error_feedback=True, model=model, send_density=send_density)
+                            error_feedback=error_feedback, model=model,
+                            send_density=send_density, send_select=send_select)
     ddp.register_comm_hook(state, compaction_hook)
     generator = torch.Generator().manual_seed(7)
     x, y = torch.randn(16, 12, generator=generator), torch.randint(0, 4, (16,),
@@ -73,15 +75,19 @@ def _sampled_steps(rank: int, world_size: int, tier: str, send_density: float) -
         never_sent += int((mask & ~seen & (q.grad != 0)).sum())
     buckets = [(lay.numel, int(lay.kept.numel()), state.stride(lay))
                for lay in state.layouts.values()]
+    estimate = sum(state.sent_estimate(lay) for lay in state.layouts.values())
     return {"conservation": conservation, "scale": float(max(q.grad.abs().max()
                                                              for q in plain.parameters())),
             "pruned_nonzero": pruned_nonzero, "never_sent": never_sent,
-            "bytes": bytes_per_step, "buckets": buckets}
+            "bytes": bytes_per_step, "buckets": buckets, "estimate": estimate}
 
 
-@pytest.mark.parametrize("tier", ["fp32", "packed"])
-def test_sampling_sends_a_share_and_error_feedback_keeps_the_rest(tier: str) -> None:
-    results = run_on_local_group(_sampled_steps, 2, tier, 0.1)
+@pytest.mark.parametrize(("tier", "error_feedback"), [("fp32", False), ("packed", True)])
+def test_sampling_sends_a_share_and_the_residual_keeps_the_rest(tier: str,
+                                                                 error_feedback: bool) -> None:
+    # the unsent entries wait in the residual even without error feedback (fp32 has no
+    # quantization error); with it, packed codes' errors wait there too
+    results = run_on_local_group(_sampled_steps, 2, tier, 0.1, error_feedback)
     for result in results:
         # DDP's rebuilt buckets (its first is 1 MiB); 30% kept of the large one, at most
         # 10% of it per step: every third kept entry
@@ -102,13 +108,33 @@ def test_sampling_sends_a_share_and_error_feedback_keeps_the_rest(tier: str) -> 
             assert nbytes >= 0.95 * per_entry * sent
 
 
-def test_sampling_needs_error_feedback_and_a_density_in_range() -> None:
+@pytest.mark.parametrize(("tier", "error_feedback"), [("fp32", False), ("packed", False)])
+def test_agreed_top_chunks_send_the_budget_and_lose_nothing(tier: str,
+                                                           error_feedback: bool) -> None:
+    results = run_on_local_group(_sampled_steps, 2, tier, 0.1, error_feedback, "topk")
+    assert results[0]["bytes"] == results[1]["bytes"]  # both ranks chose the same chunks
+    for result in results:
+        assert result["pruned_nonzero"] == 0
+        if tier == "fp32":  # exact: delivered + residual = STEPS x gradient
+            assert result["conservation"] <= 1e-5 * STEPS * result["scale"] + 1e-7
+        # each parameter sends at most 10% of its entries, in chunks of 256 (at least one)
+        numel = sum(n for n, _, _ in result["buckets"])
+        assert result["estimate"] <= 0.1 * numel + 256 * 6
+        per_entry = 4.0 if tier == "fp32" else 4 / 13
+        for nbytes in result["bytes"][1:]:
+            # the entries (+ their ternary scales) + the chunk maxima agreed on first
+            chunks = sum(-(-kept // 256) + 3 for _, kept, _ in result["buckets"])
+            assert nbytes <= per_entry * result["estimate"] + 4 * chunks \
+                + 4 * (result["estimate"] / 256 + 6)
+
+
+def test_sampling_needs_a_density_in_range() -> None:
     _, tracker = _pruned_model(0.5)
-    with pytest.raises(ValueError, match="cannot run with error_feedback=False"):
-        CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), error_feedback=False,
-                        send_density=0.1)
     with pytest.raises(ValueError, match=r"send_density must be in \(0, 1\]"):
         CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), send_density=1.5)
+    with pytest.raises(ValueError, match="send_select must be one of topk, cyclic"):
+        CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), send_density=0.1,
+                        send_select="random")
 
 
 def test_a_checkpoint_resumes_only_with_its_send_density() -> None:

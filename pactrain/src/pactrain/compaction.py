@@ -51,8 +51,15 @@ import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.compression.communicator import Communicator
-from pactrain.compression.compressors import Bounds, segment_bounds, uniform_draws
+from pactrain.compression.communicator import Communicator, agree_scales
+from pactrain.compression.compressors import (
+    SCALE_CHUNK,
+    Bounds,
+    chunk_abs_max,
+    chunk_count,
+    segment_bounds,
+    uniform_draws,
+)
 from pactrain.compression.memory import BucketSlot, ParameterNames, ResidualMemory
 from pactrain.masks import MaskTracker
 from pactrain.policy import AdaptivePolicy, FixedPolicy, TierDecision
@@ -122,6 +129,11 @@ def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: t
                         tuple(slots), tuple(kept_per_slot), segment_bounds(kept_per_slot))
 
 
+#: How ``send_density`` picks the kept entries that travel: ``topk`` (agreed top chunks,
+#: :meth:`CompactionState.top_chunks`) or ``cyclic`` (:meth:`CompactionState.cyclic_sample`).
+SEND_SELECTIONS: tuple[str, ...] = ("topk", "cyclic")
+
+
 @dataclass(frozen=True)
 class Sample:
     """One step's agreed sample of a bucket's kept entries (:meth:`CompactionState.sample`).
@@ -174,7 +186,15 @@ class CompactionState:
             bucket order on every rank, so matching is unchanged.
 
         send_density: send at most this share of each bucket's entries per step
-            (:meth:`sample`); ``None``: every kept entry every step. Needs error feedback.
+            (:meth:`sample`); ``None``: every kept entry every step. What is not sent
+            waits in the residual whatever ``error_feedback`` says; ``error_feedback``
+            decides only whether the lossy tiers' quantization error is kept too. Why
+            apart: stochastic ternary codes are unbiased but not contractive (the error of
+            an entry is up to its chunk's scale, which the error itself raises next step),
+            so feeding their error back lets the residual grow without bound: fashion-cnn
+            with packed codes and ``send_density=0.1`` fell to chance (10.0%) by step
+            800 with both kept, while the unsent entries' residual is plain delayed
+            gradient.
 
     Raises:
         ValueError: a forced tier that does not serve this many workers (ternary above
@@ -186,6 +206,7 @@ class CompactionState:
         seed: int, policy: FixedPolicy | AdaptivePolicy, error_feedback: bool = True,
         model: torch.nn.Module | None = None, scale_group: Any = None,
         comm: Communicator | None = None, send_density: float | None = None,
+        send_select: str = "topk",
     ) -> None:
         self.tiers = all_tiers()
         if isinstance(policy, FixedPolicy):
@@ -203,14 +224,13 @@ class CompactionState:
                 LOG.warning("world size %d: the adaptive policy will not use %s (it serves "
                             "fewer workers)", world_size, ", ".join(refused))
                 policy.allowed = tuple(t for t in policy.allowed if t not in refused)
-        if send_density is not None:
-            if not 0.0 < send_density <= 1.0:
-                raise ValueError(f"send_density must be in (0, 1], got {send_density}")
-            if not error_feedback:
-                raise ValueError(
-                    "send_density sends a sample of the kept entries each step and keeps "
-                    "the rest in the error-feedback residual; it cannot run with "
-                    "error_feedback=False (drop one of the two)")
+        if send_density is not None and not 0.0 < send_density <= 1.0:
+            raise ValueError(f"send_density must be in (0, 1], got {send_density}")
+        if send_select not in SEND_SELECTIONS:
+            raise ValueError(f"send_select must be one of {', '.join(SEND_SELECTIONS)}, "
+                             f"got {send_select!r}")
+        self.send_select = send_select
+        self._chunk_tables: dict[int, tuple[tuple, torch.Tensor, torch.Tensor]] = {}
         self.send_density = send_density
         self.comm = comm or Communicator(process_group, observer=policy.observe)
         self.scale_group = scale_group if scale_group is not None else process_group
@@ -219,7 +239,10 @@ class CompactionState:
         self.rank = rank
         self.seed = seed
         self.policy = policy
-        self.memory = ResidualMemory() if error_feedback else None
+        # the residual: quantization errors (error_feedback) and, when sampling, what was
+        # not sent this step (kept whatever error_feedback says: nothing may be lost)
+        self.error_feedback = error_feedback
+        self.memory = ResidualMemory() if error_feedback or send_density is not None else None
         self.step = 0  # synchronized steps seen (seeds the ternary draws)
         self.tier_counts: dict[int, Counter] = {}
         self.plan: list[dict[str, Any]] = []
@@ -286,9 +309,19 @@ class CompactionState:
             self.comm, self.world_size, self.scale_group, bounds,
             draws=lambda: self.uniform_draws(index, layout.slots, per_slot,
                                              layout.kept.device),
-            wants_error=self.memory is not None)
+            wants_error=self.error_feedback)
 
     # -- agreed sampling -----------------------------------------------------------------
+    def sent_estimate(self, layout: BucketLayout) -> int:
+        """Entries of the bucket a compacting tier sends per step (what the policy prices)."""
+        kept = int(layout.kept.numel())
+        if self.send_density is None:
+            return kept
+        if self.send_select == "topk":
+            return sum(min(end - start, budget * SCALE_CHUNK) for (start, end), budget
+                       in zip(layout.bounds, self.chunk_budgets(layout), strict=True))
+        return -(-kept // self.stride(layout))
+
     def stride(self, layout: BucketLayout) -> int:
         """Send every ``stride``-th kept entry of each parameter this step (1: all of
         them): the smallest stride that keeps the entries sent within ``send_density`` x
@@ -297,8 +330,87 @@ class CompactionState:
             return 1
         return sample_stride(layout.numel, int(layout.kept.numel()), self.send_density)
 
-    def sample(self, index: int, layout: BucketLayout) -> Sample | None:
-        """This step's agreed sample of the bucket's kept entries (``None``: all of them).
+    def sample(self, index: int, layout: BucketLayout,
+               values: torch.Tensor) -> Sample | None:
+        """This step's agreed sample of the bucket's kept entries ``values`` (``None``: all
+        of them), by :data:`SEND_SELECTIONS` ``send_select``."""
+        if self.send_density is None:
+            return None
+        if self.send_select == "topk":
+            return self.top_chunks(index, layout, values)
+        return self.cyclic_sample(layout)
+
+    def chunk_budgets(self, layout: BucketLayout) -> list[int]:
+        """Chunks of :data:`~pactrain.compression.compressors.SCALE_CHUNK` kept entries
+        each parameter may send per step under ``send_density`` (of its own entries, so
+        the choice does not depend on which parameters share a bucket)."""
+        assert self.send_density is not None
+        return [max(1, int(self.send_density * slot.numel) // SCALE_CHUNK)
+                for slot in layout.slots]
+
+    def _chunk_table(self, index: int, layout: BucketLayout,
+                     ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Start (in the kept buffer) and length of every chunk, slot after slot; cached
+        per layout."""
+        cached = self._chunk_tables.get(index)
+        if cached is not None and cached[0] == layout.key:
+            return cached[1], cached[2]
+        starts, lengths = [], []
+        for start, end in layout.bounds:
+            for at in range(start, end, SCALE_CHUNK):
+                starts.append(at)
+                lengths.append(min(SCALE_CHUNK, end - at))
+        device = layout.kept.device
+        table = (torch.tensor(starts, dtype=torch.int64, device=device),
+                 torch.tensor(lengths, dtype=torch.int64, device=device))
+        self._chunk_tables[index] = (layout.key, *table)
+        return table
+
+    def top_chunks(self, index: int, layout: BucketLayout,
+                   values: torch.Tensor) -> Sample | None:
+        """Agreed top-k inside the mask, by chunks: each parameter sends its
+        :meth:`chunk_budgets` chunks with the largest group-wide max |v| (values with
+        their residual), and the rest waits in the residual.
+
+        Why chunks: the group agrees on one number per chunk of 256 kept entries (the
+        MAX all-reduce the ternary tiers already make for their scales, 4 B per 256
+        entries, waited for here), so every rank picks the same chunks and still no index
+        travels; an entry's residual grows until its chunk's max wins, so none starves.
+        Per entry agreement (ARC-Top-k, arXiv 2510.26709, agrees by a sketch) would cost
+        more bytes than it saves at these densities. Cost per step: one ``aminmax`` pass
+        (as the ternary scales), one ``topk`` per parameter over its chunks (a few
+        thousand), index arithmetic over the entries sent.
+        """
+        budgets = self.chunk_budgets(layout)
+        counts = [chunk_count(end - start) for start, end in layout.bounds]
+        if all(n <= b for n, b in zip(counts, budgets, strict=True)):
+            return None
+        agreed = agree_scales(self.comm, chunk_abs_max(values, layout.bounds),
+                              self.scale_group)
+        starts, lengths = self._chunk_table(index, layout)
+        device = layout.kept.device
+        picked, per_slot, at = [], [], 0
+        for n, budget in zip(counts, budgets, strict=True):
+            if n <= budget:
+                ids = torch.arange(at, at + n, device=device)
+            else:
+                top = torch.topk(agreed[at:at + n], budget, sorted=False).indices
+                ids = torch.sort(top).values + at
+            picked.append(ids)
+            per_slot.append(int(lengths[ids].sum()) if n else 0)
+            at += n
+        ids = torch.cat(picked)
+        chosen_lengths = lengths[ids]
+        offsets = torch.cumsum(chosen_lengths, 0) - chosen_lengths
+        total = int(chosen_lengths.sum())
+        within = (torch.arange(total, device=device)
+                  - torch.repeat_interleave(offsets, chosen_lengths))
+        chosen = torch.repeat_interleave(starts[ids], chosen_lengths) + within
+        return Sample(chosen, layout.kept.index_select(0, chosen), tuple(per_slot),
+                      segment_bounds(per_slot))
+
+    def cyclic_sample(self, layout: BucketLayout) -> Sample | None:
+        """Agreed cyclic sampling of the bucket's kept entries (``None``: all of them).
 
         Every rank computes the same sample from the step count, the run seed and each
         parameter's index, so the compacted buffers still match and no index travels.
@@ -343,13 +455,13 @@ class CompactionState:
         tier_at = getattr(self.policy, "tier_at", None)
         if tier_at is not None:
             return TierDecision(tier_at(self.step, index), layout.numel,
-                                -(-int(layout.kept.numel()) // self.stride(layout)), {})
+                                self.sent_estimate(layout), {})
         cached = self.decisions.get(index)
         if cached is not None and cached[0] == layout.key and cached[1] == self.policy.version:
             return cached[2]
         budget = self.policy.hide_budget(index)
-        sent = -(-int(layout.kept.numel()) // self.stride(layout))
-        decision = self.policy.decide(layout.numel, sent, self.world_size, budget)
+        decision = self.policy.decide(layout.numel, self.sent_estimate(layout),
+                                      self.world_size, budget)
         previous = cached[2].tier if cached else None
         if decision.tier != previous:
             LOG.info("bucket %d: %d of %d entries kept (density %.3f), hide budget %.3fs "
@@ -400,6 +512,7 @@ class CompactionState:
             "tier_counts": {i: dict(c) for i, c in self.tier_counts.items()},
             "plan": list(self.plan),
             "send_density": self.send_density,
+            "send_select": self.send_select,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -410,11 +523,14 @@ class CompactionState:
                 residuals hold what that sampling left unsent; resuming with another
                 would silently change the run).
         """
-        written = state.get("send_density")
-        if written != self.send_density:
-            raise ValueError(
-                f"the checkpoint was written with send_density={written}, this run has "
-                f"send_density={self.send_density}; resume with the same setting")
+        for key in ("send_density", "send_select"):
+            written, this = state.get(key, getattr(self, key)), getattr(self, key)
+            if key == "send_density":
+                written = state.get(key)
+            if written != this:
+                raise ValueError(
+                    f"the checkpoint was written with {key}={written}, this run has "
+                    f"{key}={this}; resume with the same setting")
         self.tracker.load_state_dict(state["tracker"])
         self.policy.load_state_dict(state["policy"])
         if self.memory is not None:
@@ -467,7 +583,7 @@ def send_compacted(state: CompactionState, index: int, tier: Tier, buffer: torch
     values = state.gather(index, buffer, layout)
     if state.memory is not None:
         state.memory.compensate_kept(index, layout.slots, layout.kept, values)
-    sample = state.sample(index, layout)
+    sample = state.sample(index, layout, values)
     if sample is None:
         sent = tier.send(state.context(index, layout, layout.bounds, layout.kept_per_slot),
                          values)
@@ -482,7 +598,7 @@ def send_compacted(state: CompactionState, index: int, tier: Tier, buffer: torch
         sent = tier.send(state.context(index, layout, sample.bounds, sample.per_slot),
                          chosen)
         positions = sample.positions
-        assert state.memory is not None  # sampling needs error feedback (checked at init)
+        assert state.memory is not None  # sampling always keeps a residual (see __init__)
         if sent.error is None:
             values.index_fill_(0, sample.chosen, 0.0)
         else:

@@ -33,7 +33,7 @@ class BenchConfig:
         topk_density: fraction kept by top-k and DGC (``None``: ``1 - sparsity``).
         send_density: PacTrain methods send at most this share of each bucket's entries
             per step (agreed sampling, :meth:`pactrain.compaction.CompactionState.sample`;
-            ``None``: every kept entry).
+            ``None``: every kept entry); ``send_select`` how (``topk`` or ``cyclic``).
         time_to_accuracy: target test accuracy of the race, or ``None`` (no race). Every
             classifier in ``models`` races under every method at every bandwidth.
         time_to_loss: target held-out loss of the race of the language models in
@@ -66,6 +66,7 @@ class BenchConfig:
     powersgd_rank: int = 4
     topk_density: float | None = None
     send_density: float | None = None
+    send_select: str = "topk"
     time_to_accuracy: float | None = None
     time_to_loss: float | None = None
     tta_max_steps: int = 400
@@ -105,6 +106,7 @@ class BenchConfig:
             offered["density"] = self.topk_density
         if self.send_density is not None:
             offered["send_density"] = self.send_density
+            offered["send_select"] = self.send_select
         return get_method(method).pick_options(offered)
 
     def cells(self) -> list[Cell]:

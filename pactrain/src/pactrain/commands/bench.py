@@ -32,6 +32,8 @@ def bench(
     send_density: float | None = typer.Option(
         None, min=0.0, max=1.0, help="PacTrain methods: send at most this share of each "
         "bucket's entries per step (agreed sampling inside the mask, error feedback)."),
+    send_select: str = typer.Option(
+        "topk", help="With --send-density: topk (agreed top chunks) or cyclic."),
     time_to_accuracy: float | None = typer.Option(
         None, help="Also race every method on every classifier of --models to this test "
         "accuracy (e.g. 0.95) at every bandwidth, and report the training wall time to "
@@ -100,7 +102,7 @@ def bench(
             models=_split(models), methods=_split(methods), bandwidths=bandwidths,
             workers=workers, batch_size=batch_size, steps=steps, warmup_steps=warmup_steps,
             sparsity=sparsity, repeats=repeats, powersgd_rank=powersgd_rank,
-            topk_density=topk_density, send_density=send_density,
+            topk_density=topk_density, send_density=send_density, send_select=send_select,
             time_to_accuracy=time_to_accuracy,
             time_to_loss=time_to_loss,
             tta_max_steps=tta_max_steps, tta_eval_every=tta_eval_every,

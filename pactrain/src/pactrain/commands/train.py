@@ -55,6 +55,10 @@ def train(
         None, min=0.0, max=1.0, help="PacTrain methods: send at most this share of each "
         "bucket's entries per step (an agreed sample of the kept ones, the rest waits in "
         "the error-feedback residual); default: every kept entry."),
+    send_select: str = typer.Option(
+        "topk", help="With --send-density: topk (each parameter's chunks of 256 kept "
+        "entries with the largest group-wide max |v|) or cyclic (every s-th kept entry in "
+        "turn)."),
     plan: Path | None = typer.Option(
         None, help="Replay the tier decisions of an earlier --method pactrain run (its "
                    "--json result, or its 'plan' list): the same tiers at the same steps, "
@@ -99,7 +103,8 @@ def train(
         resume=str(resume) if resume else None,
         eval_every=eval_every, target_metric=target, train_budget_s=train_budget,
         plan=replay,
-        method_options={"send_density": send_density} if send_density is not None else {},
+        method_options=({"send_density": send_density, "send_select": send_select}
+                        if send_density is not None else {}),
     )
     if (target is not None or train_budget is not None) and not eval_every:
         raise typer.BadParameter("--target and --train-budget need --eval-every N")

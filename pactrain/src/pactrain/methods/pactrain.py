@@ -121,13 +121,12 @@ def make_pactrain(
         policy.link = probe_link(comm)
         policy.compute = probe_compute(comm, seed=config.seed)
     scale_group = scale_group_for(process_group, config.world_size)
-    # sampling keeps what it did not send in the residual: error feedback on by default
-    sampling = config.options.get("send_density") is not None
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
-                            config.seed, policy, config.error_feedback_or(sampling),
+                            config.seed, policy, config.error_feedback_or(False),
                             model=getattr(ddp_model, "module", ddp_model),
                             scale_group=scale_group, comm=comm,
-                            send_density=config.options.get("send_density"))
+                            send_density=config.options.get("send_density"),
+                            send_select=config.options.get("send_select", "topk"))
     # the overlap plan is timing-driven like the probes: off when they are
     plan_at = (OVERLAP_PLAN_STEP if isinstance(policy, AdaptivePolicy) and config.probe_link
                and config.world_size > 1 else None)
@@ -138,7 +137,7 @@ def _register(name: str, tier: str | None, description: str, lossy: bool,
               max_world_size: int | None) -> None:
     register_method(MethodSpec(
         name=name, factory=functools.partial(make_pactrain, tier=tier), uses_pruning=True,
-        lossy=lossy, description=description, options=("send_density",),
+        lossy=lossy, description=description, options=("send_density", "send_select"),
         max_world_size=max_world_size,
     ))
 
