@@ -188,13 +188,10 @@ class CompactionState:
         send_density: send at most this share of each bucket's entries per step
             (:meth:`sample`); ``None``: every kept entry every step. What is not sent
             waits in the residual whatever ``error_feedback`` says; ``error_feedback``
-            decides only whether the lossy tiers' quantization error is kept too. Why
-            apart: stochastic ternary codes are unbiased but not contractive (the error of
-            an entry is up to its chunk's scale, which the error itself raises next step),
-            so feeding their error back lets the residual grow without bound: fashion-cnn
-            with packed codes and ``send_density=0.1`` fell to chance (10.0%) by step
-            800 with both kept, while the unsent entries' residual is plain delayed
-            gradient.
+            decides only whether the lossy tiers' quantization error is kept too (the
+            unsent entries' residual is delayed gradient; ternary codes' error is not
+            contractive, so its feedback stays off by default, as without sampling).
+        send_select: how the sample is chosen (:data:`SEND_SELECTIONS`).
 
     Raises:
         ValueError: a forced tier that does not serve this many workers (ternary above
