@@ -107,6 +107,11 @@ class PacTrain:
         tracker: masks and schedule (``None`` for methods that do not prune).
         step: optimizer steps taken since attaching (or restored by
             :meth:`load_state_dict`).
+        mask_changed_at: the last step whose forward pass updated the masks (``None``:
+            none yet); ``pactrain train`` measures the final payload from there.
+
+    ``pactrain train`` (:mod:`pactrain.train.loop`) drives its steps through this object
+    too, so the three per-step calls live in one place for both.
     """
 
     def __init__(self, ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer,
@@ -116,6 +121,7 @@ class PacTrain:
         self.method = method
         self.tracker = tracker
         self.step = 0
+        self.mask_changed_at: int | None = None
         self._optimizer = optimizer
         self._prepared_step = -1
         self._handles = [
@@ -128,8 +134,9 @@ class PacTrain:
     def _before_forward(self, module: nn.Module, args: Any) -> None:
         if not (module.training and torch.is_grad_enabled()):
             return
-        if self.tracker is not None and self._prepared_step != self.step:
-            self.tracker.step(self.step, self._optimizer)
+        if (self.tracker is not None and self._prepared_step != self.step
+                and self.tracker.step(self.step, self._optimizer)):
+            self.mask_changed_at = self.step
         self._prepared_step = self.step
 
     def _before_optimizer_step(self, optimizer: torch.optim.Optimizer, args: Any,

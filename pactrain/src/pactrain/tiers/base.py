@@ -42,6 +42,9 @@ class TierContext:
             stochastic tiers call it.
         wants_error: whether the error is kept (error feedback on); when not, a lossy
             tier may return ``error=None`` and skip the passes that form it.
+        scales: the group's MAX of |v| per chunk of the values, when the hook agreed on
+            them already (the top-chunk sample does); the ternary tiers then skip their
+            own round trip.
     """
 
     comm: Communicator
@@ -50,6 +53,7 @@ class TierContext:
     bounds: Bounds
     draws: Callable[[], torch.Tensor]
     wants_error: bool = True
+    scales: torch.Tensor | None = None
 
 
 @dataclass(frozen=True)

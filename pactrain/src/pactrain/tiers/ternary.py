@@ -39,7 +39,9 @@ def encode(ctx: TierContext, values: torch.Tensor,
     context wants it, the error ``values - codes x scale`` (formed in ``values``, which it
     consumes)."""
     uniform = ctx.draws()
-    scales = agree_scales(ctx.comm, chunk_abs_max(values, ctx.bounds), ctx.scale_group)
+    scales = ctx.scales
+    if scales is None:
+        scales = agree_scales(ctx.comm, chunk_abs_max(values, ctx.bounds), ctx.scale_group)
     codes = ternary_codes(values, scale_chunks(uniform, scales, ctx.bounds))
     if not ctx.wants_error:
         return codes, scales / ctx.world_size, None

@@ -1,14 +1,17 @@
 """One rank's training: model, pruning, DDP, communication method, checkpoint, result.
 
-The loop per step (every rank runs the same sequence):
+The loop per step (every rank runs the same sequence), with the per-step calls made by
+the hooks of :class:`pactrain.attached.PacTrain`, the object ``pactrain.attach`` returns
+(one place for both, so the CLI runs what users run):
 
-1. ``tracker.step``: update masks if the schedule says so, verify them across ranks
-   (repairing a mismatch), zero pruned weights and optimizer state;
+1. first training forward: ``tracker.step`` updates masks if the schedule says so,
+   verifies them across ranks (repairing a mismatch), zeroes pruned weights and optimizer
+   state;
 2. ``accumulation`` micro-batches forward/backward, all but the last under ``no_sync()``;
    the last backward runs the method's hook on every DDP bucket;
-3. zero gradients at pruned positions (a no-op after compacted tiers, the masking step
-   of the ``dense`` reference), optimizer step;
-4. ``method.on_step_end(step)`` if the method has one (link-model refresh).
+3. before the optimizer step: zero gradients at pruned positions (a no-op after compacted
+   tiers, the masking step of the ``dense`` reference);
+4. after it: ``method.on_step_end(step)`` if the method has one (link-model refresh).
 
 Throughput and payload are averaged over the steps after ``warmup_steps`` (DDP rebuilds its
 buckets after the first iteration, and the link probe runs at start-up).
@@ -27,6 +30,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from pactrain.attached import AttachSettings, PacTrain
 from pactrain.masks import MaskTracker
 from pactrain.methods import (
     MethodConfig,
@@ -167,14 +171,17 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     )
     method = method_spec.factory(None, ddp, method_config(config, rank, world_size), tracker)
     share_control(method, tracker)
-    comm = method_communicator(method)
     if checkpoint is not None and hasattr(method, "load_state_dict"):
         per_rank = checkpoint.get("method_per_rank") or []
         if rank < len(per_rank) and per_rank[rank] is not None:
             method.load_state_dict(per_rank[rank])
     attach(ddp, method)
-    on_step_end = getattr(method, "on_step_end", None)
     apply_hook_momentum(method, optimizer)
+    session = PacTrain(ddp, optimizer, AttachSettings(
+        config.method, config.sparsity, config.steps, config.prune_start, config.prune_end,
+        config.prune_frequency, config.prune_scope, world_size, dict(config.method_options),
+    ), method, tracker)
+    session.step = start_step
 
     stream = spec.batches(rank, world_size, batch_size, config.seed,
                           start_step * config.accumulation)
@@ -198,8 +205,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
             paused_at_warm = curve.paused_s if curve is not None else 0.0
             payload_at_warm = (method.payload.total_bytes, method.payload.steps)
             wire_at_warm = read_own_counters()
-        if tracker is not None and tracker.step(step, optimizer):
-            payload_since_mask = (method.payload.total_bytes, method.payload.steps)
+        before_step = (method.payload.total_bytes, method.payload.steps)
         optimizer.zero_grad(set_to_none=False)
         step_loss = 0.0
         for micro in range(config.accumulation):
@@ -209,13 +215,9 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
                 loss = spec.loss(ddp(inputs), targets) / config.accumulation
                 loss.backward()
             step_loss += float(loss.detach())
-        if comm is not None:
-            comm.note_backward_done()
-        if tracker is not None:
-            tracker.pruner.mask_gradients()
-        optimizer.step()
-        if on_step_end is not None:
-            on_step_end(step)
+        optimizer.step()  # the session's hooks: mask gradients before, upkeep after
+        if session.mask_changed_at == step:
+            payload_since_mask = before_step
         losses.append(step_loss)
         completed[0] = step + 1
         _write_progress(config.progress_path, rank, step + 1)
