@@ -46,6 +46,16 @@ def test_unknown_names_are_refused_before_any_worker_starts() -> None:
         assert "Traceback" not in done.stderr and done.stdout == ""
 
 
+def test_sampling_flags_are_checked_before_any_worker_starts() -> None:
+    for args, said in ((("--send-density", "0"), "must be in (0, 1], got 0.0"),
+                       (("--send-density", "0.1", "--send-select", "random"), "'random'"),
+                       (("--method", "powersgd", "--send-density", "0.1"),
+                        "powersgd does not sample")):
+        done = _pactrain("train", *args, "--steps", "2", timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert said in " ".join(done.stderr.split()) and "Traceback" not in done.stderr
+
+
 def test_json_dash_puts_only_the_result_on_stdout() -> None:
     done = _pactrain("train", "--steps", "3", "--workers", "2", "--json", "-")
     assert done.returncode == 0, done.stderr[-2000:]

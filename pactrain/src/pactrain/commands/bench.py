@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pactrain.commands.train import require_data
+from pactrain.commands.train import check_send_options, require_data
 
 
 def _split(value: str) -> list[str]:
@@ -96,6 +96,7 @@ def bench(
     for b in bandwidths:
         if b is not None:
             parse_rate(b)
+    check_send_options("pactrain", send_density, send_select)  # the baselines ignore it
     require_data(_split(models), data_dir)
     try:
         config = BenchConfig(

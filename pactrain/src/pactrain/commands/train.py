@@ -10,6 +10,30 @@ import typer
 from pactrain.names import METHOD_NAMES, MODEL_NAMES
 
 
+def check_send_options(method: str, send_density: float | None, send_select: str) -> None:
+    """Refuse a sampling flag the run cannot honour, before any worker starts.
+
+    Raises:
+        typer.BadParameter: a density outside (0, 1], an unknown selection, or a method
+            that does not sample (the baselines).
+    """
+    if send_density is None:
+        return
+    from pactrain.compaction import SEND_SELECTIONS
+    from pactrain.methods import get_method
+
+    if not 0.0 < send_density <= 1.0:
+        raise typer.BadParameter(f"must be in (0, 1], got {send_density}",
+                                 param_hint="--send-density")
+    if send_select not in SEND_SELECTIONS:
+        raise typer.BadParameter(f"{send_select!r}: choose {' or '.join(SEND_SELECTIONS)}",
+                                 param_hint="--send-select")
+    if "send_density" not in get_method(method).options:
+        raise typer.BadParameter(f"{method} does not sample inside a mask; the PacTrain "
+                                 "methods (pactrain, pactrain-<tier>) do",
+                                 param_hint="--send-density")
+
+
 def train(
     model: str = typer.Option("digits-cnn", help=f"One of: {', '.join(MODEL_NAMES)}."),
     method: str = typer.Option("pactrain", help=f"One of: {', '.join(METHOD_NAMES)}."),
@@ -77,6 +101,7 @@ def train(
             lookup(name)
         except KeyError as err:
             raise typer.BadParameter(str(err.args[0]), param_hint=kind) from None
+    check_send_options(method, send_density, send_select)
     require_data([model], data_dir)
     replay = None
     if plan is not None:
