@@ -18,8 +18,9 @@ Algorithm of :func:`compaction_hook` for one bucket:
    them its way (fp32, fp16/bf16, int8 ternary codes with chunk scales, or the same codes
    packed as carry-free base-(2N+1) digits of int32 words) (:func:`send_compacted`).
    With ``send_density`` the tier gets only this step's agreed sample of the kept entries
-   (:meth:`CompactionState.sample`: every ``stride``-th entry of each parameter, in turn,
-   the same on every rank), and the residual keeps the rest.
+   (:meth:`CompactionState.sample`, the same on every rank: by default each parameter's
+   chunks of 256 kept entries with the largest group-wide max |v|, or every ``stride``-th
+   entry in turn), and the residual keeps the rest.
 4. On completion scatter the averaged entries back into a zeroed bucket (pruned entries,
    and those not sent this step, are exactly zero) and return the bucket buffer.
 5. On the last bucket, close the step of the payload counter.
@@ -156,6 +157,28 @@ class Sample:
     scales: torch.Tensor | None = None
 
 
+def check_send_density(send_density: float | None) -> None:
+    """Refuse a ``send_density`` outside (0, 1] (the CLI calls it too, before any worker
+    starts).
+
+    Raises:
+        ValueError: naming the bad value.
+    """
+    if send_density is not None and not 0.0 < send_density <= 1.0:
+        raise ValueError(f"send_density must be in (0, 1], got {send_density}")
+
+
+def check_send_select(send_select: str) -> None:
+    """Refuse an unknown ``send_select`` (the CLI calls it too).
+
+    Raises:
+        ValueError: naming the bad value and the choices.
+    """
+    if send_select not in SEND_SELECTIONS:
+        raise ValueError(f"send_select must be one of {', '.join(SEND_SELECTIONS)}, "
+                         f"got {send_select!r}")
+
+
 def sample_stride(numel: int, kept: int, send_density: float) -> int:
     """The smallest stride that sends at most ``send_density x numel`` of ``kept``
     entries (at least one entry a step)."""
@@ -200,7 +223,7 @@ class CompactionState:
 
     Raises:
         ValueError: a forced tier that does not serve this many workers (ternary above
-            127); ``send_density`` outside (0, 1] or without error feedback.
+            127); ``send_density`` outside (0, 1], an unknown ``send_select``.
     """
 
     def __init__(
@@ -226,11 +249,8 @@ class CompactionState:
                 LOG.warning("world size %d: the adaptive policy will not use %s (it serves "
                             "fewer workers)", world_size, ", ".join(refused))
                 policy.allowed = tuple(t for t in policy.allowed if t not in refused)
-        if send_density is not None and not 0.0 < send_density <= 1.0:
-            raise ValueError(f"send_density must be in (0, 1], got {send_density}")
-        if send_select not in SEND_SELECTIONS:
-            raise ValueError(f"send_select must be one of {', '.join(SEND_SELECTIONS)}, "
-                             f"got {send_select!r}")
+        check_send_density(send_density)
+        check_send_select(send_select)
         self.send_select = send_select
         self._chunk_tables: dict[int, tuple[tuple, torch.Tensor, torch.Tensor]] = {}
         self._send_ratio: tuple[int, float] | None = None
@@ -438,7 +458,7 @@ class CompactionState:
         parameter's index, so the compacted buffers still match and no index travels.
         Parameter ``p``'s kept entries ``j`` with ``j = (step + phase_p) mod stride`` are
         sent: every kept entry exactly once in every ``stride`` steps (what was not sent
-        waits in the error-feedback residual, at most ``stride - 1`` steps), parameters
+        waits in the residual, at most ``stride - 1`` steps), parameters
         out of phase with each other. A function of (seed, step, parameter, mask) only, so
         a resumed run in another bucket layout sends the same entries. Cost per step: one
         ``arange`` per parameter and two index selects of the entries sent.
@@ -541,17 +561,18 @@ class CompactionState:
         """Restore :meth:`state_dict`; caches are rebuilt on the next call.
 
         Raises:
-            ValueError: the checkpoint was written with another ``send_density`` (its
-                residuals hold what that sampling left unsent; resuming with another
-                would silently change the run).
+            ValueError: the checkpoint was written with another ``send_density`` or
+                ``send_select`` (its residuals hold what that sampling left unsent;
+                resuming with another would silently change the run).
         """
-        for key in ("send_density", "send_select"):
-            written, this = state.get(key, getattr(self, key)), getattr(self, key)
-            if key == "send_density":
-                written = state.get(key)
-            if written != this:
+        # a checkpoint from before sampling existed has neither key: it did not sample
+        written = {"send_density": state.get("send_density"),
+                   "send_select": state.get("send_select", self.send_select)}
+        for key, value in written.items():
+            this = getattr(self, key)
+            if value != this:
                 raise ValueError(
-                    f"the checkpoint was written with {key}={written}, this run has "
+                    f"the checkpoint was written with {key}={value}, this run has "
                     f"{key}={this}; resume with the same setting")
         self.tracker.load_state_dict(state["tracker"])
         self.policy.load_state_dict(state["policy"])

@@ -19,15 +19,15 @@ def check_send_options(method: str, send_density: float | None, send_select: str
     """
     if send_density is None:
         return
-    from pactrain.compaction import SEND_SELECTIONS
+    from pactrain.compaction import check_send_density, check_send_select
     from pactrain.methods import get_method
 
-    if not 0.0 < send_density <= 1.0:
-        raise typer.BadParameter(f"must be in (0, 1], got {send_density}",
-                                 param_hint="--send-density")
-    if send_select not in SEND_SELECTIONS:
-        raise typer.BadParameter(f"{send_select!r}: choose {' or '.join(SEND_SELECTIONS)}",
-                                 param_hint="--send-select")
+    for check, value, hint in ((check_send_density, send_density, "--send-density"),
+                               (check_send_select, send_select, "--send-select")):
+        try:
+            check(value)
+        except ValueError as err:
+            raise typer.BadParameter(str(err), param_hint=hint) from None
     if "send_density" not in get_method(method).options:
         raise typer.BadParameter(f"{method} does not sample inside a mask; the PacTrain "
                                  "methods (pactrain, pactrain-<tier>) do",

@@ -83,7 +83,8 @@ class MethodConfig:
             0.980 without), on for top-k and PowerSGD, which are biased without it.
         tier: force one PacTrain tier (``"dense"``, ``"fp32"``, ``"fp16"``, ``"bf16"``,
             ``"ternary"``, ``"packed"``); ``None`` lets the adaptive policy decide per bucket.
-        allowed_tiers: tiers the adaptive policy may pick from.
+        allowed_tiers: tiers the adaptive policy may pick from (``None``: those whose
+            module declares ``adaptive_default``, :func:`pactrain.policy.adaptive_tiers`).
         refresh_every: steps between refreshes of the measured link model.
         probe_link: measure the alpha-beta link model at start-up.
         plan: decisions of an earlier adaptive run to replay (:mod:`pactrain.plan`: a
@@ -98,7 +99,7 @@ class MethodConfig:
     seed: int = 0
     error_feedback: bool | None = None
     tier: str | None = None
-    allowed_tiers: tuple[str, ...] = ("dense", "fp32", "fp16", "ternary", "packed")
+    allowed_tiers: tuple[str, ...] | None = None
     refresh_every: int = 50
     probe_link: bool = True
     plan: Any = None

@@ -115,7 +115,8 @@ def make_pactrain(
     elif forced is not None:
         policy = FixedPolicy(forced)
     else:
-        policy = AdaptivePolicy(allowed=tuple(config.allowed_tiers))
+        policy = (AdaptivePolicy() if config.allowed_tiers is None
+                  else AdaptivePolicy(allowed=tuple(config.allowed_tiers)))
     comm = Communicator(process_group, observer=policy.observe)
     if isinstance(policy, AdaptivePolicy) and config.probe_link and dist.is_initialized():
         policy.link = probe_link(comm)
