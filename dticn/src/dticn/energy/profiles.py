@@ -1,6 +1,7 @@
 """Energy profiles: how a node's activity becomes energy, power and lifetime (issue 16).
 
-Two profiles, one registry (:data:`ENERGY_PROFILES`), every report names its profile:
+Three profiles, one registry (:data:`ENERGY_PROFILES`), every report names its profile;
+:data:`PROFILE_MACS` says which MACs each was measured for:
 
 * ``optimised`` (ours): time per radio state times the SX1276 datasheet currents of
   ``sx1276.toml``, plus the MCU. It models the behaviour DSME-LoRa proposes but did not
@@ -10,6 +11,8 @@ Two profiles, one registry (:data:`ENERGY_PROFILES`), every report names its pro
   SX1276 node (Alamos et al., ACM TOSN 2022, arXiv 2206.14077, Table 4), through their
   90% regulator, in ``dsme_lora.toml``. Their firmware keeps the receiver on for the whole
   beacon slot and wakes for every (empty) transmit GTS, which is why it costs 3x to 12x ours.
+* ``casals-class-a`` (measured): Casals et al.'s LoRaWAN class A end device (Sensors 2017),
+  per-state currents and durations of one uplink transaction, in ``casals_class_a.toml``.
 
 A profile takes the node's :class:`~dticn.energy.model.EnergyMeter` (time per state) and
 its :class:`Activity` (counts of MAC events) and uses what it needs.
@@ -40,6 +43,10 @@ class Activity:
         gts_tx / cap_tx: data-frame transmissions (attempts) in a GTS / in the CAP.
         rx_frames: data frames received (and acknowledged).
         cap_rx: the receiver is on through every CAP.
+        uplinks: LoRaWAN uplink transmissions (attempts, retransmissions included).
+        uplink_tx_s: their time on air.
+        rx_window_s / rx_wait_s: LoRaWAN receive windows: time listening, and time between
+            an uplink's end and its last window's end spent not listening (RECEIVE_DELAY).
     """
 
     horizon_s: float
@@ -52,6 +59,10 @@ class Activity:
     cap_tx: int = 0
     rx_frames: int = 0
     cap_rx: bool = False
+    uplinks: int = 0
+    uplink_tx_s: float = 0.0
+    rx_window_s: float = 0.0
+    rx_wait_s: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -160,6 +171,83 @@ class MeasuredProfile:
         return extra_mj / superframe_s / (self.regulator_efficiency * self.battery_v)
 
 
+@dataclass(frozen=True)
+class ClassAMeasuredProfile:
+    """Casals et al.'s measured LoRaWAN class A end device (``casals_class_a.toml``).
+
+    Casals, Mir, Vidal, Gomez, "Modeling the Energy Performance of LoRaWAN", Sensors 17(10)
+    2364, 2017, measured each state of one uplink transaction on their platform; charge of
+    a node over the horizon, in mA s:
+
+    1. per uplink: wake-up, radio preparation, radio off, post-processing and turn-off at
+       their measured currents and durations (``[per_uplink]``);
+    2. the uplink's time on air at the transmit current, the time waiting for the receive
+       windows (RECEIVE_DELAY1/2) at the wait current, the time in the windows at the
+       receive current (durations from the engine: :class:`Activity` ``uplink_tx_s``,
+       ``rx_wait_s``, ``rx_window_s``);
+    3. the rest of the horizon at the sleep current.
+
+    Only a LoRaWAN engine fills in those counts; a DSME scenario refuses the profile.
+    """
+
+    per_uplink: dict[str, tuple[float, float]]
+    tx_ma: float
+    wait_ma: float
+    rx_ma: float
+    sleep_ma: float
+    supply_v: float
+    battery_mah: float
+    name: str = "casals-class-a"
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, *,
+             battery_mah: float) -> ClassAMeasuredProfile:
+        if path is None:
+            text = resources.files("dticn.energy").joinpath(
+                "casals_class_a.toml").read_text("utf-8")
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+        cfg = tomllib.loads(text)
+        steps = {k: (float(v["ms"]) / 1e3, float(v["ma"])) for k, v in cfg["per_uplink"].items()}
+        ma = cfg["ma"]
+        return cls(steps, float(ma["tx"]), float(ma["wait"]), float(ma["rx"]),
+                   float(ma["sleep"]), float(cfg["supply_v"]), battery_mah)
+
+    def per_uplink_mas(self) -> float:
+        """Charge of the fixed steps of one uplink transaction."""
+        return sum(seconds * ma for seconds, ma in self.per_uplink.values())
+
+    def per_uplink_s(self) -> float:
+        return sum(seconds for seconds, _ in self.per_uplink.values())
+
+    def report(self, meter: EnergyMeter, activity: Activity) -> EnergyReport:
+        a = activity
+        active_s = (a.uplinks * self.per_uplink_s() + a.uplink_tx_s + a.rx_wait_s
+                    + a.rx_window_s)
+        charge = {
+            "fixed_steps": a.uplinks * self.per_uplink_mas(),
+            "tx": a.uplink_tx_s * self.tx_ma,
+            "wait": a.rx_wait_s * self.wait_ma,
+            "rx": a.rx_window_s * self.rx_ma,
+            "sleep": max(a.horizon_s - active_s, 0.0) * self.sleep_ma,
+        }
+        time_s = {"fixed_steps": a.uplinks * self.per_uplink_s(), "tx": a.uplink_tx_s,
+                  "wait": a.rx_wait_s, "rx": a.rx_window_s,
+                  "sleep": max(a.horizon_s - active_s, 0.0)}
+        events = {"uplinks": a.uplinks}
+        return EnergyReport(a.horizon_s, time_s, charge, meter.wakeups, self.supply_v,
+                            self.battery_mah, profile=self.name, events=events)
+
+    def cap_listen_current_ma(self, superframe_s: float, cap_share: float) -> float:
+        raise ValueError("casals-class-a is a LoRaWAN class A device: it has no CAP")
+
+
+def _class_a(energy_config: str | None, battery_mah: float | None) -> EnergyProfile:
+    if battery_mah is None:   # as for dsme-lora: the profile changes the node, not the cell
+        battery_mah = EnergyConfig.load().battery_mah
+    return ClassAMeasuredProfile.load(battery_mah=battery_mah)
+
+
 def _optimised(energy_config: str | None, battery_mah: float | None) -> EnergyProfile:
     overrides = {} if battery_mah is None else {"battery_mah": battery_mah}
     return OptimisedProfile(EnergyConfig.load(energy_config, **overrides))
@@ -175,8 +263,26 @@ def _measured(energy_config: str | None, battery_mah: float | None) -> EnergyPro
 ENERGY_PROFILES: dict[str, Callable[[str | None, float | None], EnergyProfile]] = {
     "optimised": _optimised,
     "dsme-lora": _measured,
+    "casals-class-a": _class_a,
 }
 """Registry: name -> builder(energy_config file or None, battery mAh or None)."""
+
+#: The MACs whose activity each profile can price (``optimised`` books radio states, so
+#: it prices any MAC; the measured ones count one firmware's events).
+PROFILE_MACS: dict[str, tuple[str, ...]] = {
+    "optimised": ("dsme", "lorawan-a"),
+    "dsme-lora": ("dsme",),
+    "casals-class-a": ("lorawan-a",),
+}
+
+
+def check_profile_for_mac(profile: str, mac: str) -> None:
+    """Refuse a measured profile on a MAC it was not measured for (its counts would be 0)."""
+    macs = PROFILE_MACS.get(profile)
+    if macs is not None and mac not in macs:
+        fitting = [p for p, m in PROFILE_MACS.items() if mac in m]
+        raise ValueError(f"energy profile {profile!r} was measured on {' / '.join(macs)}, "
+                         f"not {mac}; for {mac} use {' or '.join(fitting)}")
 
 
 def load_energy_profile(name: str, *, energy_config: str | None = None,

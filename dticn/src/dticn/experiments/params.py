@@ -67,10 +67,12 @@ class Experiment:
         from dticn.edge_profiles import PROFILES, Profile
         if not isinstance(self.profile, Profile) and self.profile not in PROFILES:
             raise ValueError(f"profile={self.profile!r}: use one of {sorted(PROFILES)}")
-        from dticn.energy.profiles import ENERGY_PROFILES
-        if self.energy_profile is not None and self.energy_profile not in ENERGY_PROFILES:
-            raise ValueError(f"energy_profile={self.energy_profile!r}: use one of "
-                             f"{sorted(ENERGY_PROFILES)}")
+        from dticn.energy.profiles import ENERGY_PROFILES, check_profile_for_mac
+        if self.energy_profile is not None:
+            if self.energy_profile not in ENERGY_PROFILES:
+                raise ValueError(f"energy_profile={self.energy_profile!r}: use one of "
+                                 f"{sorted(ENERGY_PROFILES)}")
+            check_profile_for_mac(self.energy_profile, "dsme")
 
     @property
     def horizon_s(self) -> float:

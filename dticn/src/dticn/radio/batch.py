@@ -158,6 +158,12 @@ def run(s: Scenario, progress: Callable[[float], Any] | None = None) -> RadioRes
     """Run a scenario with the engine it asks for ('auto': batched when it applies)."""
     from dticn.radio.network import RadioNetwork
 
+    if s.mac != "dsme":
+        if s.engine == "batch":
+            raise ValueError(f"the batched engine is DSME's (GTS in closed form); "
+                             f"mac={s.mac} runs on the event engine: use engine='events'")
+        from dticn.radio.lorawan_network import LorawanNetwork
+        return LorawanNetwork(s).run(progress)
     ctx = build_context(s)
     engine = s.engine
     if engine == "auto":

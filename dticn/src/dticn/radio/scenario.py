@@ -62,6 +62,10 @@ class Scenario:
     cap_ack: bool = True
     cad_miss_prob: float = 0.0
     slot: str = "gts"                    # where the node's traffic goes: gts or cap
+    # Which MAC: dsme (IEEE 802.15.4e DSME, the paper's), lorawan-a (LoRaWAN class A,
+    # dticn.mac.lorawan); LoRaWAN uplinks confirmed (ACK, retransmissions) or not
+    mac: str = "dsme"
+    confirmed: bool = False
     # Engine
     engine: str = "auto"                 # auto, batch, events
     upkeep: str = "closed"               # closed (closed form) or events (every beacon)
@@ -87,10 +91,17 @@ class Scenario:
         get_cap_plan(self.cap_plan)
         if not 0.0 <= self.cad_miss_prob <= 1.0:
             raise ValueError(f"cad_miss_prob={self.cad_miss_prob}: give a probability 0..1")
-        from dticn.energy.profiles import ENERGY_PROFILES
+        from dticn.energy.profiles import ENERGY_PROFILES, check_profile_for_mac
         if self.energy_profile not in ENERGY_PROFILES:
             raise ValueError(f"energy_profile={self.energy_profile!r}: use one of "
                              f"{', '.join(ENERGY_PROFILES)}")
+        from dticn.mac.lorawan_config import MAC_NAMES
+        if self.mac not in MAC_NAMES:
+            raise ValueError(f"mac={self.mac!r}: use one of {', '.join(MAC_NAMES)}")
+        check_profile_for_mac(self.energy_profile, self.mac)
+        if self.confirmed and self.mac == "dsme":
+            raise ValueError("confirmed: DSME confirms every GTS frame with its own ACK; "
+                             "'confirmed' is a LoRaWAN setting (use --mac lorawan-a)")
 
     @classmethod
     def from_file(cls, path: str | Path, **overrides: Any) -> Scenario:

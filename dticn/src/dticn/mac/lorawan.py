@@ -1,0 +1,369 @@
+"""LoRaWAN class A on the simulated LoRa PHY: an end device and a gateway with its network
+server (LoRaWAN 1.0.3 sections 3.3, 4 and 18; EU868 settings in ``lorawan_eu868.toml``).
+
+The device sends each item as soon as it can (unslotted ALOHA): on a channel drawn at
+random among the uplink channels whose sub-band's duty cycle allows it now, else at the
+earliest time one does. After every uplink it sleeps, opens RX1 ``receive_delay1`` after
+the uplink's end on the same channel and SF, and, when nothing came, RX2
+``receive_delay2`` after it on 869.525 MHz at SF12. A window stays open for LoRaMac-node's
+timeout, or to the end of a frame whose preamble it caught. A confirmed uplink without an
+ACK in either window is sent again after the retransmission timeout (2 +- 1 s), up to
+``max_transmissions`` times; an unconfirmed one is sent once.
+
+The gateway hears up to ``demodulators`` frames at once on any uplink channel and SF, and
+nothing while it transmits (half duplex). Its network server answers a confirmed uplink
+with an ACK in RX1 when the sub-band's hourly duty cycle and its own transmitter allow,
+else in RX2, else not at all; each case is counted.
+
+Every radio state change goes through :class:`~dticn.phy.radio.SimRadio`, so the energy
+meter sees the time really spent; the device also counts its uplinks, their time on air,
+and its time listening and waiting in the windows for the per-event energy profiles.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dticn.mac.lorawan_config import LorawanConfig
+from dticn.phy.airtime import LoRaParams, time_on_air
+from dticn.phy.channels import ChannelPlan
+from dticn.phy.dutycycle import DutyCycleTracker
+from dticn.phy.medium import Transmission
+from dticn.phy.radio import CoordinatorRadio, SimRadio
+from dticn.sim.kernel import EventKernel
+
+#: After the frame-end events of the medium (priority -10), before ordinary timers.
+_RELEASE_PRIORITY = -5
+
+
+@dataclass(eq=False)
+class Uplink:
+    """A data frame on air: who, which frame counter, whether it asks for an ACK."""
+
+    src: int
+    fcnt: int
+    payload: bytes
+    confirmed: bool
+    attempt: int
+    generated_at: float
+
+
+@dataclass(eq=False)
+class Downlink:
+    """A frame from the network server to one device (an ACK here)."""
+
+    dst: int
+    ack_fcnt: int | None
+    payload: bytes = b""
+
+
+@dataclass
+class DeviceCounters:
+    """What one class A device did (frames, failures, and where its awake time went)."""
+
+    uplinks: int = 0
+    retransmissions: int = 0
+    acked: int = 0
+    failed: int = 0
+    queue_drops: int = 0
+    downlinks: int = 0
+    uplink_tx_s: float = 0.0
+    rx_window_s: float = 0.0
+    rx_wait_s: float = 0.0
+    duty_deferrals: int = 0
+
+
+@dataclass
+class GatewayCounters:
+    """What the gateway heard and answered."""
+
+    received: int = 0
+    duplicates: int = 0
+    lost_half_duplex: int = 0
+    lost_no_demodulator: int = 0
+    acks_rx1: int = 0
+    acks_rx2: int = 0
+    acks_dropped: int = 0
+    downlink_airtime_s: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+class ClassADevice:
+    """One LoRaWAN class A end device (module docstring)."""
+
+    def __init__(self, address: int, gateway: int, kernel: EventKernel, radio: SimRadio,
+                 duty: DutyCycleTracker, config: LorawanConfig, phy: LoRaParams,
+                 uplink_channels: int, rx2_channel: int, rng: random.Random, *,
+                 confirmed: bool = False) -> None:
+        self.address = address
+        self.gateway = gateway
+        self.kernel = kernel
+        self.radio = radio
+        self.duty = duty
+        self.cfg = config
+        self.phy = phy
+        self.uplink_channels = uplink_channels
+        self.rx2_channel = rx2_channel
+        self.rng = rng
+        self.confirmed = confirmed
+        self.queue: deque[tuple[bytes, float]] = deque()
+        self.counters = DeviceCounters()
+        self._fcnt = 0
+        self._current: Uplink | None = None
+        self._pending_start = False
+        self._tx_end = 0.0
+        self._window_opened = 0.0
+        self._window_rx_s = 0.0
+        self._got_downlink = False
+        self._acked = False
+        self._rx1_s = config.rx_window_s(phy.sf, phy.bw_hz)
+        self._rx2_s = config.rx_window_s(config.rx2_sf, phy.bw_hz)
+        self._rx2_sf = config.rx2_sf
+        self.radio.on_frame = self._on_frame
+        #: Told ("tx", uplink), ("delivered"/"failed", uplink) and ("drop", None).
+        self.observers: list[Callable[[str, Uplink | None], None]] = []
+
+    # -- sending ----------------------------------------------------------------------
+    def send(self, payload: bytes) -> bool:
+        """Queue an item; False (and counted) when the queue is full."""
+        if len(self.queue) >= self.cfg.queue_limit:
+            self.counters.queue_drops += 1
+            self._notify("drop", None)
+            return False
+        self.queue.append((payload, self.kernel.now()))
+        if self._current is None and not self._pending_start:
+            self._start_next()
+        return True
+
+    def _start_next(self) -> None:
+        self._pending_start = False
+        if self._current is not None or not self.queue:
+            return
+        payload, generated = self.queue.popleft()
+        self._fcnt += 1
+        self._current = Uplink(self.address, self._fcnt, payload, self.confirmed, 1, generated)
+        self._transmit()
+
+    def _transmit(self) -> None:
+        """Send the current uplink now on an allowed channel, or wait for one."""
+        up = self._current
+        assert up is not None
+        now = self.kernel.now()
+        allowed = [ch for ch in range(self.uplink_channels) if self.duty.allowed(ch, now)]
+        if not allowed:
+            self.counters.duty_deferrals += 1
+            when = min(self.duty.earliest(ch, now) for ch in range(self.uplink_channels))
+            self.kernel.call_at(when, self._transmit)
+            return
+        channel = self.rng.choice(allowed)
+        toa = time_on_air(self.phy, len(up.payload) + self.cfg.frame_overhead_bytes)
+        self.radio.sf = self.phy.sf
+        self.radio.wake()
+        self.radio.transmit(channel, self.gateway, up, toa,
+                            lambda: self._tx_done(channel))
+        self.duty.record(channel, now, toa)
+        self.counters.uplinks += 1
+        self.counters.uplink_tx_s += toa
+        if up.attempt > 1:
+            self.counters.retransmissions += 1
+        self._notify("tx", up)
+
+    def _tx_done(self, channel: int) -> None:
+        self.radio.idle()
+        self.radio.sleep()
+        now = self.kernel.now()
+        self._tx_end = now
+        self._window_rx_s = 0.0
+        self._got_downlink = False
+        self._acked = False
+        lead = self._lead_s(self.phy.sf, self._rx1_s)
+        self.kernel.call_at(now + self.cfg.receive_delay1_s - lead, self._open_window,
+                            channel, self.phy.sf, self._rx1_s, 1)
+
+    def _lead_s(self, sf: int, window_s: float) -> float:
+        """How long before the expected downlink a window opens: LoRaMac-node centres the
+        window on the preamble (offset 4 T_sym - window / 2); at least 1 ms early, since the
+        medium hands a frame only to a receiver that listened as it began."""
+        symbol_s = (1 << sf) / self.phy.bw_hz
+        return max(window_s / 2 - 4 * symbol_s, 0.0) + 1e-3
+
+    # -- receive windows ---------------------------------------------------------------
+    def _open_window(self, channel: int, sf: int, window_s: float, which: int) -> None:
+        self.radio.sf = sf
+        self.radio.wake()
+        self.radio.start_rx(channel)
+        self._window_opened = self.kernel.now()
+        self.kernel.call_later(window_s, self._close_window, which)
+
+    def _close_window(self, which: int) -> None:
+        if self.radio.receiving():     # a preamble was caught: stay for the whole frame
+            self.kernel.call_at(self.radio.receiving_until, self._close_window, which,
+                                priority=_RELEASE_PRIORITY)
+            return
+        self.radio.idle()
+        self.radio.sleep()
+        now = self.kernel.now()
+        self._window_rx_s += now - self._window_opened
+        self.radio.sf = self.phy.sf
+        if which == 1 and not self._got_downlink:
+            lead = self._lead_s(self._rx2_sf, self._rx2_s)
+            self.kernel.call_at(self._tx_end + self.cfg.receive_delay2_s - lead,
+                                self._open_window, self.rx2_channel, self._rx2_sf,
+                                self._rx2_s, 2)
+            return
+        self._end_attempt(now)
+
+    def _on_frame(self, tx: Transmission, rssi_dbm: float, margin_db: float) -> None:
+        frame = tx.frame
+        if not isinstance(frame, Downlink) or frame.dst != self.address:
+            return
+        self._got_downlink = True
+        self.counters.downlinks += 1
+        if self._current is not None and frame.ack_fcnt == self._current.fcnt:
+            self._acked = True
+
+    def _end_attempt(self, now: float) -> None:
+        up = self._current
+        assert up is not None
+        c = self.counters
+        c.rx_window_s += self._window_rx_s
+        c.rx_wait_s += (now - self._tx_end) - self._window_rx_s
+        if up.confirmed and not self._acked:
+            if up.attempt < self.cfg.max_transmissions:
+                up.attempt += 1
+                timeout = self.cfg.retransmit_timeout_s + self.rng.uniform(
+                    -self.cfg.retransmit_timeout_rnd_s, self.cfg.retransmit_timeout_rnd_s)
+                self.kernel.call_later(timeout, self._transmit)
+                return
+            c.failed += 1
+            self._notify("failed", up)
+        elif up.confirmed:
+            c.acked += 1
+            self._notify("delivered", up)
+        self._current = None
+        self._pending_start = True
+        self.kernel.call_later(0.0, self._start_next)
+
+    def _notify(self, what: str, up: Uplink | None) -> None:
+        for observer in self.observers:
+            observer(what, up)
+
+    @property
+    def pending(self) -> int:
+        """Items not yet finished (queued or on their way)."""
+        return len(self.queue) + int(self._current is not None)
+
+
+@dataclass
+class _Reception:
+    tx: Transmission
+    lost_half_duplex: bool = False
+
+
+class LorawanGateway:
+    """The gateway and its network server (module docstring); the medium's listener."""
+
+    def __init__(self, address: int, kernel: EventKernel, radio: CoordinatorRadio,
+                 duty: DutyCycleTracker, config: LorawanConfig, phy: LoRaParams,
+                 uplink_channels: int, rx2_channel: int, plan: ChannelPlan) -> None:
+        self.address = address
+        self.kernel = kernel
+        self.radio = radio
+        self.duty = duty
+        self.cfg = config
+        self.phy = phy
+        self.uplink_channels = uplink_channels
+        self.rx2_channel = rx2_channel
+        self.plan = plan
+        self.counters = GatewayCounters()
+        self._locked: dict[tuple[int, int, float], _Reception] = {}
+        self._downlinks: list[tuple[float, float]] = []     # scheduled (start, end)
+        self._seen: dict[int, int] = {}                     # device -> last FCnt delivered
+        #: Called once per new uplink (duplicates of a retransmission are not): the
+        #: uplink and the time it was received.
+        self.on_uplink: Callable[[Uplink, float], None] | None = None
+        self._ack_params = {sf: LoRaParams(sf=sf, bw_hz=phy.bw_hz, cr=phy.cr,
+                                           preamble=phy.preamble, crc=False)
+                            for sf in range(7, 13)}
+
+    # -- Listener protocol -----------------------------------------------------------
+    def listening(self, channel: int, sf: int, start: float) -> bool:
+        key = (channel, sf, start)
+        reception = self._locked.get(key)
+        if reception is not None:          # asked again as the frame ends
+            if reception.lost_half_duplex or self.radio.transmitting_during(
+                    reception.tx.start, reception.tx.end):
+                self.counters.lost_half_duplex += 1
+                return False
+            return True
+        if channel >= self.uplink_channels:
+            return False
+        if self.radio.transmitting_during(start, start + 1e-9):
+            self.counters.lost_half_duplex += 1
+            return False
+        if len(self._locked) >= self.cfg.demodulators:
+            self.counters.lost_no_demodulator += 1
+            return False
+        return True
+
+    def preamble(self, tx: Transmission) -> None:
+        key = (tx.channel, tx.sf, tx.start)
+        self._locked[key] = _Reception(tx)
+        self.kernel.call_at(tx.end, self._locked.pop, key, None, priority=_RELEASE_PRIORITY)
+
+    def deliver(self, tx: Transmission, rssi_dbm: float, margin_db: float) -> None:
+        up = tx.frame
+        if not isinstance(up, Uplink):
+            return
+        self.counters.received += 1
+        if self._seen.get(up.src, 0) >= up.fcnt:
+            self.counters.duplicates += 1
+        else:
+            self._seen[up.src] = up.fcnt
+            if self.on_uplink is not None:
+                self.on_uplink(up, tx.end)
+        if up.confirmed:
+            self._answer(up, tx)
+
+    # -- downlinks ---------------------------------------------------------------------
+    def _answer(self, up: Uplink, tx: Transmission) -> None:
+        """ACK in RX1, else RX2, else not at all (counted)."""
+        frame = Downlink(up.src, up.fcnt)
+        windows = ((tx.end + self.cfg.receive_delay1_s, tx.channel, tx.sf, "rx1"),
+                   (tx.end + self.cfg.receive_delay2_s, self.rx2_channel, self.cfg.rx2_sf,
+                    "rx2"))
+        for start, channel, sf, which in windows:
+            toa = time_on_air(self._ack_params[sf], self.cfg.ack_bytes)
+            if not self._free(start, start + toa):
+                continue
+            if self.duty.earliest(channel, start) > start + 1e-12 and self.duty.enforce:
+                continue
+            self._downlinks.append((start, start + toa))
+            self.duty.record(channel, start, toa)
+            self.kernel.call_at(start, self._send_downlink, channel, sf, frame, toa)
+            if which == "rx1":
+                self.counters.acks_rx1 += 1
+            else:
+                self.counters.acks_rx2 += 1
+            return
+        self.counters.acks_dropped += 1
+
+    def _free(self, start: float, end: float) -> bool:
+        now = self.kernel.now()
+        self._downlinks = [(s, e) for s, e in self._downlinks if e > now]
+        return all(e <= start or s >= end for s, e in self._downlinks)
+
+    def _send_downlink(self, channel: int, sf: int, frame: Downlink, toa: float) -> None:
+        self.radio.sf = sf
+        self.radio.transmit(channel, frame.dst, frame, toa, lambda: None)
+        self.radio.sf = self.phy.sf
+        self.counters.downlink_airtime_s += toa
+        for reception in self._locked.values():   # frames being received are lost now
+            reception.lost_half_duplex = True
+
