@@ -47,3 +47,27 @@ def test_radio_scenario_file_and_auto_mo(tmp_path: Path) -> None:
     out = runner.invoke(build_app(), ["radio", str(scenario), "--mo", "auto", "--rows", "2"])
     assert out.exit_code == 0, out.output
     assert "MO=BO=6" in out.output
+
+
+def test_radio_runs_lorawan_class_a(tmp_path: Path) -> None:
+    target = tmp_path / "lw.json"
+    out = runner.invoke(build_app(), ["radio", "--mac", "lorawan-a", "--confirmed",
+                                      "--nodes", "5", "--duration", "2h", "--traffic",
+                                      "periodic:600s", "--payload", "8", "--energy-profile",
+                                      "casals-class-a", "--json", str(target)])
+    assert out.exit_code == 0, out.output
+    assert "MAC lorawan-a confirmed" in out.output
+    data = json.loads(target.read_text())
+    assert data["scenario"]["mac"] == "lorawan-a" and data["summary"]["delivery_ratio"] == 1.0
+    assert data["gateway"]["lorawan"]["acks_rx1"] == data["summary"]["delivered"]
+    assert data["nodes"][0]["energy"]["profile"] == "casals-class-a"
+    assert (tmp_path / "lw.png").stat().st_size > 0
+
+
+def test_radio_refuses_dsme_settings_and_oversized_items_for_lorawan() -> None:
+    for args, reason in ((["--mo", "5"], "superframe orders"),
+                         (["--sf", "12", "--payload", "60"], "51-byte maximum"),
+                         (["--pcap", "x.pcap"], "DSME runs only")):
+        out = runner.invoke(build_app(), ["radio", "--mac", "lorawan-a", *args])
+        assert out.exit_code == 2, out.output
+        assert reason in out.output

@@ -27,8 +27,8 @@ YEAR_DAYS = 365.25
 
 
 def test_registry_and_unknown_profile() -> None:
-    assert set(ENERGY_PROFILES) == {"optimised", "dsme-lora"}
-    with pytest.raises(ValueError, match="known: optimised, dsme-lora"):
+    assert set(ENERGY_PROFILES) == {"optimised", "dsme-lora", "casals-class-a"}
+    with pytest.raises(ValueError, match="known: optimised, dsme-lora, casals-class-a"):
         load_energy_profile("nope")
     with pytest.raises(ValueError, match="energy_profile='nope'"):
         Scenario(energy_profile="nope")

@@ -37,8 +37,9 @@ def radio_command(
                                   help="Beacon order (default: follows MO; BO >= MO).  DSME-LoRa's "
                                        "Table 8 runs BO 7 with MO 3..7."),
     energy_profile: str | None = typer.Option(
-        None, "--energy-profile", help="optimised (ours, default) or dsme-lora (DSME-LoRa's "
-        "measured per-event energy, Table 4, 90% regulator)."),
+        None, "--energy-profile", help="optimised (ours, default), dsme-lora (DSME-LoRa's "
+        "measured per-event energy, Table 4, 90% regulator; DSME only) or casals-class-a "
+        "(Casals et al.'s measured LoRaWAN class A device; --mac lorawan-a only)."),
     cap_plan: str | None = typer.Option(
         None, "--cap-plan", help="model (beacons/CAP on a 1% channel, off-time) or dsme-lora "
         "(10% sub-band channel, hourly budget, CAP queue of 8)."),
@@ -57,6 +58,12 @@ def radio_command(
     fading: float | None = typer.Option(None, "--fading", help="Per-frame fading sigma (dB)."),
     radius: float | None = typer.Option(None, "--radius", help="Node disc radius (m)."),
     battery: float | None = typer.Option(None, "--battery-mah", help="Battery capacity (mAh)."),
+    mac: str | None = typer.Option(
+        None, "--mac", help="dsme (IEEE 802.15.4e DSME, default) or lorawan-a (LoRaWAN class "
+        "A, EU868: ALOHA uplinks, RX1/RX2; event engine)."),
+    confirmed: bool | None = typer.Option(
+        None, "--confirmed/--unconfirmed", help="LoRaWAN: confirmed uplinks (ACK in RX1/RX2, "
+        "up to 8 transmissions) or unconfirmed (default)."),
     json_out: Path | None = typer.Option(None, "--json", help="Write the full result here."),
     png_out: Path | None = typer.Option(None, "--png",
                                         help="Figure path (default: next to --json)."),
@@ -88,7 +95,7 @@ def radio_command(
         "fading_sigma_db": fading, "radius_m": radius, "battery_mah": battery,
         "bw_hz": None if bw is None else bw * 1e3, "inter_sf": inter_sf,
         "capture_db": capture_db, "energy_profile": energy_profile, "cap_plan": cap_plan,
-        "cap_ack": cap_ack, "cad_miss_prob": cad_miss,
+        "cap_ack": cap_ack, "cad_miss_prob": cad_miss, "mac": mac, "confirmed": confirmed,
     }
     if duration is not None:
         changes["duration_s"] = parse_duration(duration)
@@ -96,9 +103,13 @@ def radio_command(
     try:
         base = Scenario.from_file(scenario_file) if scenario_file else Scenario()
         scenario = base.with_(**changes)
-        if mo is not None and mo != "auto":
+        lorawan = scenario.mac != "dsme"
+        if lorawan and (mo is not None or bo is not None or so is not None):
+            raise ValueError(f"--so/--mo/--bo are DSME's superframe orders; mac={scenario.mac} "
+                             "has none")
+        if not lorawan and mo is not None and mo != "auto":
             scenario = scenario.with_(mo=int(mo), bo=max(int(mo), scenario.bo))
-        elif mo == "auto" or scenario_file is None:
+        elif not lorawan and (mo == "auto" or scenario_file is None):
             best = smallest_mo_that_fits(scenario)
             if best != scenario.mo:
                 console.print(f"[yellow]MO={scenario.mo} holds too few GTS for "
@@ -107,7 +118,7 @@ def radio_command(
                               f"{960 * 2**best / 1000:.2f} s). Use --rx-chains 8 to keep "
                               "the artifact's 30.72 s.[/yellow]")
                 scenario = scenario.with_(mo=best, bo=max(best, scenario.bo))
-        if bo is not None:
+        if bo is not None and not lorawan:
             if bo < scenario.mo:
                 raise ValueError(f"--bo {bo} is below MO={scenario.mo}: DSME needs BO >= MO; "
                                  f"give --bo {scenario.mo} or more, or a smaller --mo")
@@ -115,6 +126,9 @@ def radio_command(
     except (ValueError, OSError) as exc:
         raise typer.BadParameter(str(exc)) from exc
     if pcap is not None:
+        if lorawan:
+            raise typer.BadParameter("--pcap writes IEEE 802.15.4 frames: it traces DSME runs "
+                                     "only", param_hint="--pcap")
         if scenario.engine == "batch":
             raise typer.BadParameter("the batched engine simulates no frames to trace; drop "
                                      "--engine batch (or give --engine events)",
@@ -125,10 +139,15 @@ def radio_command(
     from dticn.radio.traffic import parse_traffic
 
     try:
-        msf_s = build_context(scenario).mac.timing.multisuperframe_s
+        if lorawan:
+            from dticn.radio.lorawan_network import build_lorawan_context
+            build_lorawan_context(scenario)
+            overload = None
+        else:
+            msf_s = build_context(scenario).mac.timing.multisuperframe_s
+            overload = gts_overload(scenario, parse_traffic(scenario.traffic)[1], msf_s)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
-    overload = gts_overload(scenario, parse_traffic(scenario.traffic)[1], msf_s)
     if overload is not None:
         console.print(f"[yellow]{overload.line()}[/yellow]", soft_wrap=True)
     with Progress(TextColumn("simulating"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
@@ -147,7 +166,8 @@ def radio_command(
 
     summary = result.summary()
     table = Table(title=f"{scenario.nodes} nodes, {scenario.duration_s / 86400:g} d, "
-                        f"{scenario.traffic}, SF{scenario.sf}, engine {result.engine}, "
+                        f"{scenario.traffic}, SF{scenario.sf}, MAC {scenario.mac}"
+                        f"{' confirmed' if scenario.confirmed else ''}, engine {result.engine}, "
                         f"energy profile {scenario.energy_profile}")
     for col in ("node", "PDR", "lat p50 s", "lat p90 s", "lat p99 s", "collisions", "retries",
                 "airtime s", "duty %", "J/day", "mW", "lifetime d"):
@@ -181,7 +201,7 @@ def radio_command(
         if png_out is None:
             png_out = json_out.with_suffix(".png")
     if png_out is not None:
-        plot_run(result, build_context(scenario).table, png_out)
+        plot_run(result, None if lorawan else build_context(scenario).table, png_out)
         out.print(f"wrote {png_out}")
 
 

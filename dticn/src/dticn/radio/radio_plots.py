@@ -15,9 +15,10 @@ def _state_key(name: str) -> int:
     return _STATE_ORDER.index(base) if base in _STATE_ORDER else len(_STATE_ORDER)
 
 
-def plot_run(result: RadioResult, table: GtsTable, path: str | Path, *,
+def plot_run(result: RadioResult, table: GtsTable | None, path: str | Path, *,
              max_nodes: int = 100) -> Path:
-    """Write a PNG: per-node energy per day by state, and one multisuperframe's slots."""
+    """Write a PNG: per-node energy per day by state, and one multisuperframe's slots (a
+    DSME run) or the latency distribution (``table`` None: a MAC without a schedule)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -45,6 +46,18 @@ def plot_run(result: RadioResult, table: GtsTable, path: str | Path, *,
     ax_e.legend(ncol=len(states), fontsize=8, loc="upper center",
                 bbox_to_anchor=(0.5, -0.12), frameon=False)
 
+    if table is None:
+        import numpy as np
+        lat = np.sort(np.concatenate([n.latencies_s for n in result.nodes]))
+        if len(lat):
+            ax_t.plot(lat, np.arange(1, len(lat) + 1) / len(lat))
+        ax_t.set_xlabel("latency from item to gateway (s)")
+        ax_t.set_ylabel("share of delivered items")
+        ax_t.set_title(f"Latency distribution ({result.scenario.mac}, {len(lat)} items)")
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return path
     timing = table.timing
     msf = timing.multisuperframe_s
     channels = max(1, min(table.channels, max((k[2] for k in table.cells), default=0) + 1))
