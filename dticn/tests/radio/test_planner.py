@@ -66,7 +66,7 @@ def test_pareto_front_drops_dominated_runs() -> None:
 def test_workload_refuses_bad_input() -> None:
     with pytest.raises(ValueError, match="under 3 items"):
         Workload(nodes=1, interval_s=86_400.0, duration_s=86_400.0)
-    with pytest.raises(ValueError, match="ratio in 0..1"):
+    with pytest.raises(ValueError, match=r"ratio in 0\.\.1"):
         Workload(nodes=1, interval_s=60.0, delivery=99.0)
     assert math.isinf(Workload(nodes=1, interval_s=60.0).latency_p95_s)
 
