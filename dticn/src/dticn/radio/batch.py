@@ -34,7 +34,7 @@ from dticn.energy.model import EnergyMeter
 from dticn.mac.gts import Direction
 from dticn.phy.radio_states import RadioState
 from dticn.radio.context import RadioContext, build_context
-from dticn.radio.network import node_arrivals
+from dticn.radio.radio_items import node_arrivals
 from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY

@@ -29,10 +29,10 @@ from dticn.phy.interference import InterferenceModel
 from dticn.phy.medium import Medium, Transmission
 from dticn.phy.propagation import LogDistancePathLoss, sensitivity_dbm
 from dticn.phy.radio import CoordinatorRadio, SimRadio
+from dticn.radio.radio_items import ItemTraffic, run_in_chunks
 from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY, Topology
-from dticn.radio.traffic import arrivals
 from dticn.sim.kernel import EventKernel
 
 
@@ -118,29 +118,17 @@ class LorawanNetwork:
             self.medium.attach(i, radio)
             self.devices[i] = dev
             self.meters[i] = meter
-        self._arrivals: dict[int, np.ndarray] = {}
-        self._latencies: dict[int, list[float]] = {i: [] for i in self.devices}
+        self.items = ItemTraffic(s, self.kernel, self.devices, self._send_item)
         self.frames = 0
 
     # -- traffic ----------------------------------------------------------------------
-    def _generate(self, index: int) -> None:
-        node = int(self._order_node[index])
-        k = int(self._order_k[index])
-        payload = k.to_bytes(4, "big") + bytes(max(self.s.payload_bytes - 4, 0))
+    def _send_item(self, node: int, payload: bytes) -> None:
         self.stats[node].generated += 1
-        self.devices[node].send(payload[: max(self.s.payload_bytes, 4)])
-        if index + 1 < len(self._order_time):
-            self.kernel.call_at(float(self._order_time[index + 1]), self._generate, index + 1)
+        self.devices[node].send(payload)
 
     def _gateway_rx(self, up: Uplink, at: float) -> None:
-        if up.src not in self.stats or len(up.payload) < 4:
-            return
-        k = int.from_bytes(up.payload[:4], "big")
-        times = self._arrivals.get(up.src)
-        if times is None or k >= len(times):
-            return
-        self.stats[up.src].delivered += 1
-        self._latencies[up.src].append(at - float(times[k]))
+        if up.src in self.stats and self.items.received(up.src, up.payload, at):
+            self.stats[up.src].delivered += 1
 
     def _device_event(self, node: int, what: str, up: Uplink | None) -> None:
         st = self.stats[node]
@@ -158,36 +146,13 @@ class LorawanNetwork:
 
     # -- running ----------------------------------------------------------------------
     def start(self) -> None:
-        times, nodes, ks = [], [], []
-        for i in self.devices:
-            arr = arrivals(self.s.traffic, self.s.duration_s,
-                           np.random.default_rng([self.s.seed, 31337, i]))
-            self._arrivals[i] = arr
-            times.append(arr)
-            nodes.append(np.full(len(arr), i, dtype=np.int64))
-            ks.append(np.arange(len(arr), dtype=np.int64))
-        all_times = np.concatenate(times) if times else np.zeros(0)
-        order = np.lexsort((np.concatenate(nodes), all_times))
-        self._order_time = all_times[order]
-        self._order_node = np.concatenate(nodes)[order]
-        self._order_k = np.concatenate(ks)[order]
-        if len(order):
-            self.kernel.call_at(float(self._order_time[0]), self._generate, 0)
+        self.items.start()
 
     def run(self, progress: Callable[[float], Any] | None = None) -> RadioResult:
         """Run to the horizon; ``progress(fraction)`` now and then."""
         wall = time.perf_counter()
         self.start()
-        horizon = self.s.duration_s
-        if progress is None:
-            self.kernel.run(until=horizon)
-        else:
-            chunk = horizon / 200
-            t = 0.0
-            while t < horizon:
-                t = min(t + chunk, horizon)
-                self.kernel.run(until=t)
-                progress(t / horizon)
+        run_in_chunks(self.kernel, self.s.duration_s, self.s.duration_s / 200, progress)
         return self.result(time.perf_counter() - wall)
 
     def result(self, wall_s: float = 0.0) -> RadioResult:
@@ -208,7 +173,7 @@ class LorawanNetwork:
             st.energy = self.ctx.energy_profile.report(meter.copy(), activity)
             st.airtime_s = sum(dev.duty.airtime_s.values())
             st.duty_by_subband = dev.duty.duty_cycle(horizon)
-            st.latencies_s = np.asarray(self._latencies[i])
+            st.latencies_s = np.asarray(self.items.latencies[i])
             st.queue_drops = c.queue_drops
             st.pending = dev.pending
             nodes.append(replace(st))

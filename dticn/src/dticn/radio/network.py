@@ -27,17 +27,12 @@ from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.medium import Medium, Transmission
 from dticn.phy.radio import CoordinatorRadio, SimRadio
 from dticn.radio.context import RadioContext, build_context
+from dticn.radio.radio_items import ItemTraffic, run_in_chunks
 from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
-from dticn.radio.traffic import arrivals
 from dticn.radio.upkeep_closed_form import book_upkeep, node_activity, reception_probability
 from dticn.sim.kernel import EventKernel
-
-
-def node_arrivals(s: Scenario, node: int) -> np.ndarray:
-    """The node's item times, from its own generator (the same in every engine)."""
-    return arrivals(s.traffic, s.duration_s, np.random.default_rng([s.seed, 31337, node]))
 
 
 class RadioNetwork:
@@ -96,8 +91,7 @@ class RadioNetwork:
             node.on_receive = self._gateway_rx
             self.medium.attach(sink, node, always=True)
             self.sinks[sink] = node
-        self._arrivals: dict[int, np.ndarray] = {}
-        self._latencies: dict[int, list[float]] = {i: [] for i in self.devices}
+        self.items = ItemTraffic(s, self.kernel, self.devices, self._send_item)
         # Frames per node by kind, for the per-event energy profiles.
         self._activity: dict[int, dict[str, int]] = {
             i: {"gts_tx": 0, "cap_tx": 0, "rx_frames": 0} for i in self.devices}
@@ -105,28 +99,13 @@ class RadioNetwork:
         self.frames = 0
 
     # -- traffic ----------------------------------------------------------------------
-    def _generate(self, index: int) -> None:
-        """Item ``index`` of the merged arrival list; schedules the next one (one heap entry
-        for all traffic keeps the event heap small as the node count grows)."""
-        node = int(self._order_node[index])
-        k = int(self._order_k[index])
-        payload = k.to_bytes(4, "big") + bytes(max(self.s.payload_bytes - 4, 0))
+    def _send_item(self, node: int, payload: bytes) -> None:
         self.stats[node].generated += 1
-        self.devices[node].send(self._dest.get(node, GATEWAY),
-                                payload[: max(self.s.payload_bytes, 4)],
-                                slot=self.s.slot)
-        if index + 1 < len(self._order_time):
-            self.kernel.call_at(float(self._order_time[index + 1]), self._generate, index + 1)
+        self.devices[node].send(self._dest.get(node, GATEWAY), payload, slot=self.s.slot)
 
     def _gateway_rx(self, src: int, payload: bytes, meta: RxMeta) -> None:
-        if src not in self.stats or len(payload) < 4:
-            return
-        k = int.from_bytes(payload[:4], "big")
-        times = self._arrivals.get(src)
-        if times is None or k >= len(times):
-            return
-        self.stats[src].delivered += 1
-        self._latencies[src].append(meta.time - float(times[k]))
+        if src in self.stats and self.items.received(src, payload, meta.time):
+            self.stats[src].delivered += 1
 
     def _device_event(self, event: MacEvent) -> None:
         st = self.stats[event.node]
@@ -150,37 +129,16 @@ class RadioNetwork:
         self.gateway.start()
         for dev in self.devices.values():
             dev.start()
-        if not self._traffic:
-            return
-        times, nodes, ks = [], [], []
-        for i in self.devices:
-            arr = node_arrivals(self.s, i)
-            self._arrivals[i] = arr
-            times.append(arr)
-            nodes.append(np.full(len(arr), i, dtype=np.int64))
-            ks.append(np.arange(len(arr), dtype=np.int64))
-        all_times = np.concatenate(times) if times else np.zeros(0)
-        order = np.lexsort((np.concatenate(nodes), all_times))  # by time, then node
-        self._order_time = all_times[order]
-        self._order_node = np.concatenate(nodes)[order]
-        self._order_k = np.concatenate(ks)[order]
-        if len(order):
-            self.kernel.call_at(float(self._order_time[0]), self._generate, 0)
+        if self._traffic:
+            self.items.start()
 
     def run(self, progress: Callable[[float], Any] | None = None) -> RadioResult:
         """Run to the scenario's horizon; ``progress(fraction)`` is called now and then."""
         wall = time.perf_counter()
         self.start()
-        horizon = self.s.duration_s
-        if progress is None:
-            self.kernel.run(until=horizon)
-        else:
-            chunk = max(horizon / 200, self.ctx.mac.timing.multisuperframe_s)
-            t = 0.0
-            while t < horizon:
-                t = min(t + chunk, horizon)
-                self.kernel.run(until=t)
-                progress(t / horizon)
+        run_in_chunks(self.kernel, self.s.duration_s,
+                      max(self.s.duration_s / 200, self.ctx.mac.timing.multisuperframe_s),
+                      progress)
         return self.result(time.perf_counter() - wall)
 
     def result(self, wall_s: float = 0.0) -> RadioResult:
@@ -211,7 +169,7 @@ class RadioNetwork:
                 **self._activity[i]))
             st.airtime_s = sum(dev.p.duty.airtime_s.values())
             st.duty_by_subband = dev.p.duty.duty_cycle(horizon)
-            st.latencies_s = np.asarray(self._latencies[i])
+            st.latencies_s = np.asarray(self.items.latencies[i])
             st.queue_drops = dev.queue_drops
             st.pending = len(dev.gts_queue) + len(dev.cap.queue) + int(dev.cap.busy)
             nodes.append(replace(st))   # a snapshot: later runs do not change it
