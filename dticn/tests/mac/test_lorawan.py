@@ -138,3 +138,37 @@ def test_refusals_name_the_fix() -> None:
     from dticn.radio.batch import run
     with pytest.raises(ValueError, match="engine='events'"):
         run(Scenario(mac="lorawan-a", engine="batch"))
+
+
+def test_class_b_hears_every_beacon_and_opens_its_ping_slots() -> None:
+    net = _run(nodes=3, duration_s=3600.0, mac="lorawan-b", confirmed=True)
+    cfg = net.ctx.config
+    beacons = int(3600.0 // cfg.beacon_period_s)
+    assert net.gateway.beacons_sent == beacons
+    for dev in net.devices.values():
+        b = dev.b  # type: ignore[attr-defined]
+        assert b.beacons_received + b.windows_skipped >= beacons - 1
+        assert b.beacons_lost == 0 and b.ping_slots_opened > 0
+        assert dev.counters.acked == dev.counters.uplinks   # uplinks still confirmed
+    a = _run(nodes=3, duration_s=3600.0, confirmed=True)
+    # The beacon and ping windows cost receive time class A does not spend...
+    assert net.meters[1].time_s["rx"] > a.meters[1].time_s["rx"] + 0.5 * beacons * 0.1
+    # ...and the beacons are gateway airtime in the 10% sub-band.
+    duty = net.result().gateway["duty_cycle_by_subband"]
+    assert duty["h1.7 869.4-869.65 MHz"] > 0
+
+
+def test_class_b_keeps_uplinks_out_of_the_beacon_guard() -> None:
+    starts: list[float] = []
+    net2 = LorawanNetwork(Scenario(nodes=1, duration_s=3600.0, payload_bytes=8,
+                                   traffic="poisson:20s", mac="lorawan-b",
+                                   enforce_duty_cycle=False))
+    net2.medium.observers.append(
+        lambda what, tx, rx: starts.append(tx.start) if what == "transmit" and tx.sender == 1
+        else None)
+    net2.run()
+    period = net2.ctx.config.beacon_period_s
+    assert net2.devices[1].counters.uplinks > 50
+    for t in (t for t in starts if t > period - 3.0):     # from the first beacon's guard on
+        phase = t % period
+        assert not (phase > period - 3.0 or phase < 2.12 - 1e-9), t

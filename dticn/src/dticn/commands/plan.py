@@ -78,13 +78,13 @@ def plan_command(
     refused = sum(c.refused is not None for c in result.candidates)
     out.print(f"{len(result.candidates)} configurations: {feasible} meet the bounds, "
               f"{refused} refused (schedule, slot or drift; reasons in the JSON)")
-    lorawan = [c for c in result.candidates if c.changes.get("mac") == "lorawan-a"
+    for mac, name in (("lorawan-a", "class A"), ("lorawan-b", "class B")):
+        ran = [c for c in result.candidates if c.changes.get("mac") == mac
                and c.refused is None]
-    if lorawan:
-        best = max(lorawan, key=lambda c: c.lifetime_days)
-        out.print(f"LoRaWAN class A at best: {best.label}, {best.lifetime_days:,.0f} days, "
-                  f"p95 {best.latency_p95_s:.1f} s ({best.energy_profile}); class B is not "
-                  "simulated yet")
+        if ran:
+            best = max(ran, key=lambda c: c.lifetime_days)
+            out.print(f"LoRaWAN {name} at best: {best.label}, {best.lifetime_days:,.0f} "
+                      f"days, p95 {best.latency_p95_s:.1f} s ({best.energy_profile})")
     out.print(f"recommended: {result.why()}")
     payload_json = result.as_dict()
     if result.recommended is not None:
@@ -119,7 +119,8 @@ def _plot(result: object, path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(8, 5))
     ran = [c for c in result.candidates if c.refused is None]  # type: ignore[attr-defined]
-    for mac, color in (("dsme", "tab:blue"), ("lorawan-a", "tab:red")):
+    for mac, color in (("dsme", "tab:blue"), ("lorawan-a", "tab:red"),
+                       ("lorawan-b", "tab:orange")):
         pts = [c for c in ran if c.changes.get("mac", "dsme") == mac]
         ax.scatter([c.latency_p95_s for c in pts], [c.lifetime_days for c in pts], s=12,
                    color=color, alpha=0.6, label=mac)

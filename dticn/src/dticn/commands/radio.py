@@ -59,8 +59,9 @@ def radio_command(
     radius: float | None = typer.Option(None, "--radius", help="Node disc radius (m)."),
     battery: float | None = typer.Option(None, "--battery-mah", help="Battery capacity (mAh)."),
     mac: str | None = typer.Option(
-        None, "--mac", help="dsme (IEEE 802.15.4e DSME, default) or lorawan-a (LoRaWAN class "
-        "A, EU868: ALOHA uplinks, RX1/RX2; event engine)."),
+        None, "--mac", help="dsme (IEEE 802.15.4e DSME, default), lorawan-a (LoRaWAN class "
+        "A, EU868: ALOHA uplinks, RX1/RX2) or lorawan-b (class A plus beacons every 128 s "
+        "and ping slots); LoRaWAN runs on the event engine."),
     confirmed: bool | None = typer.Option(
         None, "--confirmed/--unconfirmed", help="LoRaWAN: confirmed uplinks (ACK in RX1/RX2, "
         "up to 8 transmissions) or unconfirmed (default)."),

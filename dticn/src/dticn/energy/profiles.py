@@ -270,7 +270,7 @@ ENERGY_PROFILES: dict[str, Callable[[str | None, float | None], EnergyProfile]] 
 #: The MACs whose activity each profile can price (``optimised`` books radio states, so
 #: it prices any MAC; the measured ones count one firmware's events).
 PROFILE_MACS: dict[str, tuple[str, ...]] = {
-    "optimised": ("dsme", "lorawan-a"),
+    "optimised": ("dsme", "lorawan-a", "lorawan-b"),
     "dsme-lora": ("dsme",),
     "casals-class-a": ("lorawan-a",),
 }

@@ -32,7 +32,7 @@ from dticn.mac.lorawan_config import LorawanConfig
 from dticn.phy.airtime import LoRaParams, time_on_air
 from dticn.phy.channels import ChannelPlan
 from dticn.phy.dutycycle import DutyCycleTracker
-from dticn.phy.medium import Transmission
+from dticn.phy.medium import BROADCAST, Transmission
 from dticn.phy.radio import CoordinatorRadio, SimRadio
 from dticn.sim.kernel import EventKernel
 
@@ -155,6 +155,10 @@ class ClassADevice:
         up = self._current
         assert up is not None
         now = self.kernel.now()
+        wait = self._radio_busy_until(now)
+        if wait > now:
+            self.kernel.call_at(wait, self._transmit)
+            return
         allowed = [ch for ch in range(self.uplink_channels) if self.duty.allowed(ch, now)]
         if not allowed:
             self.counters.duty_deferrals += 1
@@ -173,6 +177,10 @@ class ClassADevice:
         if up.attempt > 1:
             self.counters.retransmissions += 1
         self._notify("tx", up)
+
+    def _radio_busy_until(self, now: float) -> float:
+        """When the radio is free for an uplink (now: class A never holds it elsewhere)."""
+        return now
 
     def _tx_done(self, channel: int) -> None:
         self.radio.idle()
@@ -291,6 +299,26 @@ class LorawanGateway:
         self._ack_params = {sf: LoRaParams(sf=sf, bw_hz=phy.bw_hz, cr=phy.cr,
                                            preamble=phy.preamble, crc=False)
                             for sf in range(7, 13)}
+        self.beacon_toa_s = 0.0
+        self.beacons_sent = 0
+
+    def start_beacons(self) -> None:
+        """Class B: a beacon every ``beacon_period_s`` from the first period on (10 symbol
+        preamble, no CRC, as LoRaWAN 1.0.3 section 15.2 sends it)."""
+        params = LoRaParams(sf=self.cfg.beacon_sf, bw_hz=self.phy.bw_hz, cr=self.phy.cr,
+                            preamble=10, crc=False, explicit_header=False)
+        self.beacon_toa_s = time_on_air(params, self.cfg.beacon_bytes)
+        self.kernel.call_at(self.cfg.beacon_period_s, self._beacon)
+
+    def _beacon(self) -> None:
+        now = self.kernel.now()
+        self.kernel.call_at(now + self.cfg.beacon_period_s, self._beacon)
+        if not self._no_downlink_during(now, now + self.beacon_toa_s):
+            return
+        self.duty.record(self.rx2_channel, now, self.beacon_toa_s)
+        self.beacons_sent += 1
+        self._send_downlink(self.rx2_channel, self.cfg.beacon_sf, Beacon(now),
+                            self.beacon_toa_s)
 
     # -- Listener protocol -----------------------------------------------------------
     def listening(self, channel: int, sf: int, start: float) -> bool:
@@ -355,15 +383,148 @@ class LorawanGateway:
         self.counters.acks_dropped += 1
 
     def _free(self, start: float, end: float) -> bool:
+        """The transmitter is free over [start, end]: no downlink, no class B beacon."""
+        if self.beacon_toa_s:      # class B: keep every beacon's airtime free
+            period = self.cfg.beacon_period_s
+            k = (end // period) * period
+            if 0 < k < end and k + self.beacon_toa_s > start:
+                return False
+        return self._no_downlink_during(start, end)
+
+    def _no_downlink_during(self, start: float, end: float) -> bool:
         now = self.kernel.now()
         self._downlinks = [(s, e) for s, e in self._downlinks if e > now]
         return all(e <= start or s >= end for s, e in self._downlinks)
 
-    def _send_downlink(self, channel: int, sf: int, frame: Downlink, toa: float) -> None:
+    def _send_downlink(self, channel: int, sf: int, frame: Downlink | Beacon,
+                       toa: float) -> None:
         self.radio.sf = sf
-        self.radio.transmit(channel, frame.dst, frame, toa, lambda: None)
+        dst = frame.dst if isinstance(frame, Downlink) else BROADCAST
+        self.radio.transmit(channel, dst, frame, toa, lambda: None)
         self.radio.sf = self.phy.sf
         self.counters.downlink_airtime_s += toa
         for reception in self._locked.values():   # frames being received are lost now
             reception.lost_half_duplex = True
 
+
+
+@dataclass
+class ClassBCounters:
+    """What the class B part of a device did."""
+
+    beacons_received: int = 0
+    beacons_lost: int = 0
+    ping_slots_opened: int = 0
+    windows_skipped: int = 0
+
+
+@dataclass(eq=False)
+class Beacon:
+    """A class B beacon (its time is all a device needs here)."""
+
+    time: float
+
+
+class ClassBDevice(ClassADevice):
+    """A class A device that also listens for every beacon and opens one ping slot per
+    ping period (LoRaWAN 1.0.3 sections 13-15; settings in the TOML's ``[class_b]``).
+
+    The beacon goes out every ``beacon_period_s`` at multiples of it (GPS time); the device
+    opens its receiver ``lead`` before it for the beacon's time on air plus a guard, at the
+    beacon SF on the beacon channel. A ping slot opens for the window timeout at the ping
+    SF, at a per-period offset drawn from the device's generator (the spec draws it from
+    an AES hash of the beacon time and DevAddr). A class B window is skipped (counted) when
+    an uplink transaction holds the radio, and an uplink waits for an open class B window
+    to close; no uplink starts in the beacon guard (3 s before a beacon, section 15.2) or
+    the beacon-reserved time (2.12 s after it).
+    """
+
+    BEACON_GUARD_S = 3.0
+    BEACON_RESERVED_S = 2.12
+
+    def __init__(self, *args: Any, beacon_channel: int, beacon_toa_s: float,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.b = ClassBCounters()
+        self.beacon_channel = beacon_channel
+        self.beacon_toa_s = beacon_toa_s
+        self._b_open_until = -1.0
+        self._b_got_beacon = False
+        cfg = self.cfg
+        self._ping_window_s = cfg.rx_window_s(cfg.ping_sf, self.phy.bw_hz)
+        self._beacon_window_s = beacon_toa_s + 2 * cfg.max_rx_error_s
+
+    def start(self) -> None:
+        """Schedule the class B windows from the first beacon on."""
+        self.kernel.call_at(self.cfg.beacon_period_s - self._b_lead(), self._beacon_window)
+
+    def _b_lead(self) -> float:
+        return self.cfg.max_rx_error_s + 1e-3
+
+    def _radio_busy_until(self, now: float) -> float:
+        period = self.cfg.beacon_period_s
+        next_beacon = (now // period + 1) * period
+        last_beacon = next_beacon - period
+        if now < last_beacon + self.BEACON_RESERVED_S and last_beacon > 0:
+            return max(last_beacon + self.BEACON_RESERVED_S, self._b_open_until)
+        if now > next_beacon - self.BEACON_GUARD_S:
+            return next_beacon + self.BEACON_RESERVED_S
+        return max(now, self._b_open_until)
+
+    def _free_for_class_b(self) -> bool:
+        return self._current is None and self.radio.state.value == "sleep"
+
+    def _beacon_window(self) -> None:
+        now = self.kernel.now()
+        beacon_at = now + self._b_lead()
+        self.kernel.call_at(beacon_at + self.cfg.beacon_period_s - self._b_lead(),
+                            self._beacon_window)
+        if not self._free_for_class_b():
+            self.b.windows_skipped += 1
+            return
+        self._b_got_beacon = False
+        self._open_b(self.cfg.beacon_sf, self.beacon_channel,
+                     self._b_lead() + self._beacon_window_s, "beacon")
+        period = self.cfg.ping_period_s()
+        slots = max(round(period / 0.03), 1)
+        for k in range(int(self.cfg.beacon_period_s // period)):
+            offset = self.BEACON_RESERVED_S + k * period + self.rng.randrange(slots) * 0.03
+            if offset + self._ping_window_s < self.cfg.beacon_period_s - self.BEACON_GUARD_S:
+                self.kernel.call_at(beacon_at + offset, self._ping_slot)
+
+    def _ping_slot(self) -> None:
+        if not self._free_for_class_b():
+            self.b.windows_skipped += 1
+            return
+        self.b.ping_slots_opened += 1
+        self._open_b(self.cfg.ping_sf, self.beacon_channel, self._ping_window_s, "ping")
+
+    def _open_b(self, sf: int, channel: int, window_s: float, what: str) -> None:
+        self.radio.sf = sf
+        self.radio.wake()
+        self.radio.start_rx(channel)
+        opened = self.kernel.now()
+        self._b_open_until = opened + window_s
+        self.kernel.call_later(window_s, self._close_b, opened, what)
+
+    def _close_b(self, opened: float, what: str) -> None:
+        if self.radio.receiving():
+            self.kernel.call_at(self.radio.receiving_until, self._close_b, opened, what,
+                                priority=_RELEASE_PRIORITY)
+            self._b_open_until = self.radio.receiving_until
+            return
+        self.radio.idle()
+        self.radio.sleep()
+        self.radio.sf = self.phy.sf
+        self.counters.rx_window_s += self.kernel.now() - opened
+        if what == "beacon":
+            if self._b_got_beacon:
+                self.b.beacons_received += 1
+            else:
+                self.b.beacons_lost += 1
+
+    def _on_frame(self, tx: Transmission, rssi_dbm: float, margin_db: float) -> None:
+        if isinstance(tx.frame, Beacon):
+            self._b_got_beacon = True
+            return
+        super()._on_frame(tx, rssi_dbm, margin_db)

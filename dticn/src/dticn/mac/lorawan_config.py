@@ -20,7 +20,7 @@ from typing import Any
 from dticn.phy.channels import ChannelPlan, SubBand
 
 #: The MAC names a scenario may give (``Scenario.mac``).
-MAC_NAMES = ("dsme", "lorawan-a")
+MAC_NAMES = ("dsme", "lorawan-a", "lorawan-b")
 
 
 def data_rate(sf: int, bw_hz: float = 125_000.0) -> int:

@@ -19,7 +19,7 @@ import numpy as np
 
 from dticn.energy.model import EnergyMeter
 from dticn.energy.profiles import Activity, EnergyProfile, load_energy_profile
-from dticn.mac.lorawan import ClassADevice, LorawanGateway, Uplink
+from dticn.mac.lorawan import ClassADevice, ClassBDevice, LorawanGateway, Uplink
 from dticn.mac.lorawan_config import LorawanConfig, data_rate
 from dticn.phy.airtime import LoRaParams
 from dticn.phy.channels import ChannelPlan, SubBand
@@ -62,8 +62,8 @@ class LorawanContext:
 def build_lorawan_context(s: Scenario, config: LorawanConfig | None = None) -> LorawanContext:
     """Configs, channel plan and placement of a LoRaWAN scenario; refuses what LoRaWAN
     cannot carry (a payload over the data rate's maximum, an SF without a data rate)."""
-    if s.mac != "lorawan-a":
-        raise ValueError(f"mac={s.mac!r}: this engine runs LoRaWAN class A (lorawan-a)")
+    if s.mac not in ("lorawan-a", "lorawan-b"):
+        raise ValueError(f"mac={s.mac!r}: this engine runs LoRaWAN (lorawan-a, lorawan-b)")
     cfg = config if config is not None else LorawanConfig.load()
     data_rate(s.sf, s.bw_hz)
     cfg.check_payload(s.payload_bytes, s.sf)
@@ -102,6 +102,9 @@ class LorawanNetwork:
             DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle, rule="window"),
             ctx.config, ctx.phy, ctx.uplink_channels, ctx.rx2_channel, ctx.plan)
         self.gateway.on_uplink = self._gateway_rx
+        class_b = s.mac == "lorawan-b"
+        if class_b:
+            self.gateway.start_beacons()
         self.medium.attach(GATEWAY, self.gateway, always=True)
         self.devices: dict[int, ClassADevice] = {}
         self.meters: dict[int, EnergyMeter] = {}
@@ -110,10 +113,13 @@ class LorawanNetwork:
         for i in range(1, s.nodes + 1):
             meter = EnergyMeter(since=0.0, tx_power_dbm=s.tx_power_dbm)
             radio = SimRadio(i, self.kernel, self.medium, s.sf, s.tx_power_dbm, meter)
-            dev = ClassADevice(i, GATEWAY, self.kernel, radio,
-                               DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle),
-                               ctx.config, ctx.phy, ctx.uplink_channels, ctx.rx2_channel,
-                               random.Random(s.seed * 1_000_003 + i), confirmed=s.confirmed)
+            args = (i, GATEWAY, self.kernel, radio,
+                    DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle), ctx.config,
+                    ctx.phy, ctx.uplink_channels, ctx.rx2_channel,
+                    random.Random(s.seed * 1_000_003 + i))
+            dev = (ClassBDevice(*args, confirmed=s.confirmed, beacon_channel=ctx.rx2_channel,
+                                beacon_toa_s=self.gateway.beacon_toa_s)
+                   if class_b else ClassADevice(*args, confirmed=s.confirmed))
             dev.observers.append(lambda what, up, node=i: self._device_event(node, what, up))
             self.medium.attach(i, radio)
             self.devices[i] = dev
@@ -146,6 +152,9 @@ class LorawanNetwork:
 
     # -- running ----------------------------------------------------------------------
     def start(self) -> None:
+        for dev in self.devices.values():
+            if isinstance(dev, ClassBDevice):
+                dev.start()
         self.items.start()
 
     def run(self, progress: Callable[[float], Any] | None = None) -> RadioResult:
@@ -180,11 +189,17 @@ class LorawanNetwork:
         gw = self.gateway
         duty = gw.duty.duty_cycle(horizon)
         limits = {b.name: b.duty_cycle for b in self.ctx.plan.subbands}
-        gateway = {"mac": "lorawan-a", "acks": gw.counters.acks_rx1 + gw.counters.acks_rx2,
+        gateway = {"mac": self.s.mac, "beacons": gw.beacons_sent,
+                   "acks": gw.counters.acks_rx1 + gw.counters.acks_rx2,
                    "duty_cycle_by_subband": duty,
                    "duty_cycle_exceeded": sorted(b for b, v in duty.items() if v > limits[b]),
                    "duty_cycle_violations": gw.duty.violations,
                    "lorawan": gw.counters.as_dict(),
+                   "class_b": {k: sum(getattr(d.b, k) for d in self.devices.values()
+                                      if isinstance(d, ClassBDevice))
+                               for k in ("beacons_received", "beacons_lost",
+                                         "ping_slots_opened", "windows_skipped")}
+                   if self.s.mac == "lorawan-b" else None,
                    "medium": vars(self.medium.stats).copy()}
         return RadioResult(self.s, "events", nodes, gateway, wall_s,
                            self.kernel.events_processed, self.frames)

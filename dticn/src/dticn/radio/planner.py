@@ -109,15 +109,17 @@ class Candidate:
 
 def candidates(*, dsme_so: Iterable[int] = (3, 4), max_order: int = 12,
                lorawan_sf: Iterable[int] = (7, 8, 9, 10, 11, 12)) -> Iterator[Candidate]:
-    """The search space: DSME SO/MO/BO (SF7) and LoRaWAN class A SF, (un)confirmed."""
+    """The search space: DSME SO/MO/BO (SF7) and LoRaWAN class A and B SF, (un)confirmed."""
     for so in dsme_so:
         for mo in range(so, max_order + 1):
             for bo in range(mo, min(mo + 4, 14) + 1):
                 yield Candidate(f"DSME SO{so} MO{mo} BO{bo}", {"so": so, "mo": mo, "bo": bo})
-    for sf in lorawan_sf:
-        for confirmed in (False, True):
-            yield Candidate(f"LoRaWAN A SF{sf} {'confirmed' if confirmed else 'unconfirmed'}",
-                            {"mac": "lorawan-a", "sf": sf, "confirmed": confirmed})
+    for mac, cls in (("lorawan-a", "A"), ("lorawan-b", "B")):
+        for sf in lorawan_sf:
+            for confirmed in (False, True):
+                yield Candidate(f"LoRaWAN {cls} SF{sf} "
+                                f"{'confirmed' if confirmed else 'unconfirmed'}",
+                                {"mac": mac, "sf": sf, "confirmed": confirmed})
 
 
 def evaluate(work: Workload, cand: Candidate, *, engine: str = "auto") -> Candidate:

@@ -62,8 +62,8 @@ class Scenario:
     cap_ack: bool = True
     cad_miss_prob: float = 0.0
     slot: str = "gts"                    # where the node's traffic goes: gts or cap
-    # Which MAC: dsme (IEEE 802.15.4e DSME, the paper's), lorawan-a (LoRaWAN class A,
-    # dticn.mac.lorawan); LoRaWAN uplinks confirmed (ACK, retransmissions) or not
+    # Which MAC: dsme (IEEE 802.15.4e DSME, the paper's), lorawan-a / lorawan-b (LoRaWAN
+    # class A / B, dticn.mac.lorawan); LoRaWAN uplinks confirmed (ACK, retransmissions) or not
     mac: str = "dsme"
     confirmed: bool = False
     # Engine
