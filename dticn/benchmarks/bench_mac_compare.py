@@ -29,8 +29,8 @@ from dticn.radio.scenario import Scenario, parse_duration
 
 RESULTS = Path(__file__).parent / "results"
 
-#: (label, scenario changes, measured profile of that MAC).
-CONFIGS: tuple[tuple[str, dict[str, Any], str], ...] = (
+#: (label, scenario changes, measured profile of that MAC, None: none exists).
+CONFIGS: tuple[tuple[str, dict[str, Any], str | None], ...] = (
     ("DSME SO3 MO5 BO5", {"so": 3, "mo": 5, "bo": 5}, "dsme-lora"),
     ("DSME SO3 MO7 BO7", {"so": 3, "mo": 7, "bo": 7}, "dsme-lora"),
     ("DSME SO3 MO7 BO9", {"so": 3, "mo": 7, "bo": 9}, "dsme-lora"),
@@ -39,6 +39,8 @@ CONFIGS: tuple[tuple[str, dict[str, Any], str], ...] = (
     ("LoRaWAN A SF12 unconfirmed", {"mac": "lorawan-a", "sf": 12}, "casals-class-a"),
     ("LoRaWAN A SF12 confirmed", {"mac": "lorawan-a", "sf": 12, "confirmed": True},
      "casals-class-a"),
+    ("LoRaWAN B SF7 confirmed", {"mac": "lorawan-b", "confirmed": True}, None),
+    ("LoRaWAN B SF12 confirmed", {"mac": "lorawan-b", "sf": 12, "confirmed": True}, None),
 )
 
 
@@ -79,7 +81,7 @@ def main() -> int:
     wall = time.perf_counter()
     rows = []
     jobs = [(label, changes, profile) for label, changes, measured in CONFIGS
-            for profile in ("optimised", measured)]
+            for profile in ("optimised", measured) if profile is not None]
     for label, changes, profile in track(jobs, description="simulating", console=console,
                                          transient=True):
         rows.append(measure(label, base.with_(**changes, energy_profile=profile)))

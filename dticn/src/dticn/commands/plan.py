@@ -83,8 +83,10 @@ def plan_command(
                and c.refused is None]
         if ran:
             best = max(ran, key=lambda c: c.lifetime_days)
+            note = ("" if best.comparable else "; datasheet currents, no measured profile "
+                    f"for {mac}: not comparable, not recommended")
             out.print(f"LoRaWAN {name} at best: {best.label}, {best.lifetime_days:,.0f} "
-                      f"days, p95 {best.latency_p95_s:.1f} s ({best.energy_profile})")
+                      f"days, p95 {best.latency_p95_s:.1f} s ({best.energy_profile}{note})")
     out.print(f"recommended: {result.why()}")
     payload_json = result.as_dict()
     if result.recommended is not None:

@@ -9,9 +9,11 @@ whose schedule carries the load (:func:`~dticn.radio.capacity.gts_overload`), re
 the longest-lived one, and returns the Pareto front of lifetime against p95 latency.
 :func:`confirm` re-runs a candidate on the event engine.
 
-A measured energy profile prices the MAC it was measured on: with ``dsme-lora`` the
-LoRaWAN candidates are priced by ``casals-class-a`` (a measured class A device) and said
-so; with ``optimised`` every candidate uses it.
+A measured energy profile prices the MAC it was measured on: with ``dsme-lora`` the class A
+candidates are priced by ``casals-class-a`` (a measured class A device) and said so; a MAC
+with no measured profile (class B) is then priced on datasheet currents, shown, but neither
+recommended nor put on the front (``comparable`` False). With ``optimised`` every
+candidate uses it.
 """
 
 from __future__ import annotations
@@ -94,17 +96,21 @@ class Candidate:
     engine: str = ""
     refused: str | None = None
     misses: list[str] = field(default_factory=list)
+    #: Priced by the same kind of energy as the rest (False: datasheet currents among
+    #: measured profiles, so it is shown but neither recommended nor on the front).
+    comparable: bool = True
 
     @property
     def feasible(self) -> bool:
-        return self.refused is None and not self.misses
+        return self.refused is None and not self.misses and self.comparable
 
     def as_dict(self) -> dict[str, Any]:
         return {"label": self.label, "settings": self.changes,
                 "energy_profile": self.energy_profile, "lifetime_days": self.lifetime_days,
                 "latency_p50_s": self.latency_p50_s, "latency_p95_s": self.latency_p95_s,
                 "delivery_ratio": self.delivery, "engine": self.engine,
-                "refused": self.refused, "misses": self.misses, "feasible": self.feasible}
+                "refused": self.refused, "misses": self.misses,
+                "comparable": self.comparable, "feasible": self.feasible}
 
 
 def candidates(*, dsme_so: Iterable[int] = (3, 4), max_order: int = 12,
@@ -126,6 +132,7 @@ def evaluate(work: Workload, cand: Candidate, *, engine: str = "auto") -> Candid
     """Run ``cand`` on ``engine`` and judge it against the workload's bounds."""
     mac = cand.changes.get("mac", "dsme")
     cand.energy_profile = work.profile_for(mac)
+    cand.comparable = (cand.energy_profile == "optimised") == (work.energy_profile == "optimised")
     try:
         s = work.base().with_(**cand.changes, energy_profile=cand.energy_profile,
                               engine=engine)
@@ -171,7 +178,7 @@ def _fill(cand: Candidate, result: RadioResult) -> None:
 def pareto_front(cands: Iterable[Candidate]) -> list[Candidate]:
     """Runs no other run beats on both lifetime (longer) and p95 latency (shorter), among
     those that meet the delivery floor; by latency."""
-    pool = sorted((c for c in cands if c.refused is None
+    pool = sorted((c for c in cands if c.refused is None and c.comparable
                    and not any(m.startswith("delivery") for m in c.misses)),
                   key=lambda c: (c.latency_p95_s, -c.lifetime_days))
     front: list[Candidate] = []
@@ -206,7 +213,7 @@ class Plan:
         r = self.recommended
         others = sorted((c for c in feasible if c is not r), key=lambda c: -c.lifetime_days)
         longer = [c for c in self.candidates if c.refused is None and c.misses
-                  and c.lifetime_days > r.lifetime_days]
+                  and c.comparable and c.lifetime_days > r.lifetime_days]
         text = (f"{r.label} lives longest ({r.lifetime_days:,.0f} days) of the "
                 f"{len(feasible)} configurations that meet p95 <= {w.latency_p95_s:g} s and "
                 f"delivery >= {w.delivery}")
