@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
-from dticn.radio.batch import run
+from dticn.radio.engines import run
 from dticn.radio.scenario import Scenario, parse_duration
 
 RESULTS = Path(__file__).parent / "results"

@@ -21,8 +21,9 @@ import argparse
 import json
 import time
 
-from dticn.radio.batch import run, run_batch
+from dticn.radio.batch import run_batch
 from dticn.radio.context import smallest_mo_that_fits
+from dticn.radio.engines import run
 from dticn.radio.network import RadioNetwork
 from dticn.radio.scenario import Scenario
 

@@ -17,7 +17,7 @@ from dticn.energy.profiles import (
     MeasuredProfile,
     load_energy_profile,
 )
-from dticn.radio.batch import run
+from dticn.radio.engines import run
 from dticn.radio.scenario import Scenario
 
 #: DSME-LoRa Table 8 (GTS sender, SO 3, BO 7, one frame per 15 min, 2800 mAh, 90% regulator):

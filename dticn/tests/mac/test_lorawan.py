@@ -119,7 +119,7 @@ def test_node_duty_cycle_spaces_uplinks() -> None:
 
 
 def test_lorawan_and_dsme_see_the_same_items() -> None:
-    from dticn.radio.batch import run
+    from dticn.radio.engines import run
     s = Scenario(nodes=3, duration_s=3600.0, traffic="poisson:300s", payload_bytes=8)
     dsme = run(s)
     lorawan = run(s.with_(mac="lorawan-a"))
@@ -135,7 +135,7 @@ def test_refusals_name_the_fix() -> None:
         Scenario(confirmed=True)
     with pytest.raises(ValueError, match="use one of dsme, lorawan-a"):
         Scenario(mac="lorawan-c")
-    from dticn.radio.batch import run
+    from dticn.radio.engines import run
     with pytest.raises(ValueError, match="engine='events'"):
         run(Scenario(mac="lorawan-a", engine="batch"))
 

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dticn.radio.batch import run, run_batch
+from dticn.radio.batch import run_batch
+from dticn.radio.engines import run
 from dticn.radio.network import RadioNetwork
 from dticn.radio.results import RadioResult
 from dticn.radio.scenario import Scenario, parse_duration

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dticn.radio.batch import run
+from dticn.radio.engines import run
 from dticn.radio.scenario import Scenario
 from dticn.radio.traffic import arrivals, parse_traffic
 

@@ -80,8 +80,8 @@ def radio_command(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from dticn.radio.batch import run
     from dticn.radio.context import build_context, smallest_mo_that_fits
+    from dticn.radio.engines import run
     from dticn.radio.radio_plots import plot_run
     from dticn.radio.scenario import Scenario, parse_duration
 

@@ -152,22 +152,3 @@ def run_batch(s: Scenario, ctx: RadioContext | None = None,
                "duty_cycle_exceeded": [band] if duty > ctx.plan.subband(0).duty_cycle else [],
                "address": GATEWAY}
     return RadioResult(s, "batch", nodes, gateway, time.perf_counter() - wall, 0, frames)
-
-
-def run(s: Scenario, progress: Callable[[float], Any] | None = None) -> RadioResult:
-    """Run a scenario with the engine it asks for ('auto': batched when it applies)."""
-    from dticn.radio.network import RadioNetwork
-
-    if s.mac != "dsme":
-        if s.engine == "batch":
-            raise ValueError(f"the batched engine is DSME's (GTS in closed form); "
-                             f"mac={s.mac} runs on the event engine: use engine='events'")
-        from dticn.radio.lorawan_network import LorawanNetwork
-        return LorawanNetwork(s).run(progress)
-    ctx = build_context(s)
-    engine = s.engine
-    if engine == "auto":
-        engine = "batch" if batch_supported(s, ctx) is None and s.upkeep == "closed" else "events"
-    if engine == "batch":
-        return run_batch(s, ctx, progress)
-    return RadioNetwork(s, ctx).run(progress)

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 
 from dticn.energy.profiles import PROFILE_MACS
-from dticn.radio.batch import run
 from dticn.radio.capacity import gts_overload
 from dticn.radio.context import SlotTooShort, build_context
+from dticn.radio.engines import run
 from dticn.radio.results import RadioResult
 from dticn.radio.scenario import Scenario
 

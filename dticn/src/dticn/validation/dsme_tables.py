@@ -11,8 +11,9 @@ import numpy as np
 
 from dticn.phy.airtime import LoRaParams, time_on_air
 from dticn.radio import gts_queue
-from dticn.radio.batch import run, run_batch
+from dticn.radio.batch import run_batch
 from dticn.radio.context import build_context
+from dticn.radio.engines import run
 from dticn.radio.network import RadioNetwork
 from dticn.radio.results import RadioResult
 from dticn.radio.scenario import Scenario
