@@ -141,9 +141,7 @@ def radio_command(
 
     try:
         if lorawan:
-            from dticn.radio.lorawan_network import build_lorawan_context
-            build_lorawan_context(scenario)
-            overload = None
+            overload = None       # no schedule; LoRaWAN's refusals come from its run below
         else:
             msf_s = build_context(scenario).mac.timing.multisuperframe_s
             overload = gts_overload(scenario, parse_traffic(scenario.traffic)[1], msf_s)

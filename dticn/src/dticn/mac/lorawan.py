@@ -30,10 +30,10 @@ from typing import Any
 
 from dticn.mac.lorawan_config import LorawanConfig
 from dticn.phy.airtime import LoRaParams, time_on_air
-from dticn.phy.channels import ChannelPlan
 from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.medium import BROADCAST, Transmission
 from dticn.phy.radio import CoordinatorRadio, SimRadio
+from dticn.phy.radio_states import RadioState
 from dticn.sim.kernel import EventKernel
 
 #: After the frame-end events of the medium (priority -10), before ordinary timers.
@@ -279,7 +279,7 @@ class LorawanGateway:
 
     def __init__(self, address: int, kernel: EventKernel, radio: CoordinatorRadio,
                  duty: DutyCycleTracker, config: LorawanConfig, phy: LoRaParams,
-                 uplink_channels: int, rx2_channel: int, plan: ChannelPlan) -> None:
+                 uplink_channels: int, rx2_channel: int) -> None:
         self.address = address
         self.kernel = kernel
         self.radio = radio
@@ -288,7 +288,6 @@ class LorawanGateway:
         self.phy = phy
         self.uplink_channels = uplink_channels
         self.rx2_channel = rx2_channel
-        self.plan = plan
         self.counters = GatewayCounters()
         self._locked: dict[tuple[int, int, float], _Reception] = {}
         self._downlinks: list[tuple[float, float]] = []     # scheduled (start, end)
@@ -325,8 +324,7 @@ class LorawanGateway:
         key = (channel, sf, start)
         reception = self._locked.get(key)
         if reception is not None:          # asked again as the frame ends
-            if reception.lost_half_duplex or self.radio.transmitting_during(
-                    reception.tx.start, reception.tx.end):
+            if reception.lost_half_duplex:   # set by _send_downlink as it began to send
                 self.counters.lost_half_duplex += 1
                 return False
             return True
@@ -370,7 +368,7 @@ class LorawanGateway:
             toa = time_on_air(self._ack_params[sf], self.cfg.ack_bytes)
             if not self._free(start, start + toa):
                 continue
-            if self.duty.earliest(channel, start) > start + 1e-12 and self.duty.enforce:
+            if not self.duty.allowed(channel, start):
                 continue
             self._downlinks.append((start, start + toa))
             self.duty.record(channel, start, toa)
@@ -472,7 +470,7 @@ class ClassBDevice(ClassADevice):
         return max(now, self._b_open_until)
 
     def _free_for_class_b(self) -> bool:
-        return self._current is None and self.radio.state.value == "sleep"
+        return self._current is None and self.radio.state is RadioState.SLEEP
 
     def _beacon_window(self) -> None:
         now = self.kernel.now()

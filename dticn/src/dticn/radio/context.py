@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from dticn.energy.model import EnergyConfig
 from dticn.energy.profiles import EnergyProfile, load_energy_profile
@@ -54,6 +55,19 @@ class RadioContext:
         return self.scenario.tx_power_dbm - loss - self.sensitivity[self.phy.sf]
 
 
+def radio_links(s: Scenario, phy_cfg: dict[str, Any]
+                ) -> tuple[InterferenceModel, dict[int, float], Topology]:
+    """What every MAC's engine shares: who interferes with whom, the sensitivity per SF,
+    and the nodes laid out with their links (each reachable at the scenario's SF)."""
+    interference = InterferenceModel.from_config(phy_cfg, inter_sf=s.inter_sf,
+                                                 capture_db=s.capture_db)
+    sens = {sf: sensitivity_dbm(sf, s.bw_hz, phy_cfg) for sf in range(7, 13)}
+    path_loss = LogDistancePathLoss.from_config(phy_cfg)
+    topology = Topology.disc(s.nodes, s.radius_m, path_loss, s.seed,
+                             max_loss_db=s.tx_power_dbm - sens[s.sf], shadowing=s.shadowing)
+    return interference, sens, topology
+
+
 def build_context(s: Scenario) -> RadioContext:
     """Load the configuration files and lay out the network; refuse impossible set-ups."""
     phy_cfg = load_phy_config(s.phy_config)
@@ -72,13 +86,7 @@ def build_context(s: Scenario) -> RadioContext:
         mac = mac.with_(beacon_channel=channel, cap_channel=channel)
     overrides = {} if s.battery_mah is None else {"battery_mah": s.battery_mah}
     energy = EnergyConfig.load(s.energy_config, **overrides)
-    interference = InterferenceModel.from_config(phy_cfg, inter_sf=s.inter_sf,
-                                                 capture_db=s.capture_db)
-    sens = {sf: sensitivity_dbm(sf, s.bw_hz, phy_cfg) for sf in range(7, 13)}
-    path_loss = LogDistancePathLoss.from_config(phy_cfg)
-    max_loss = s.tx_power_dbm - sens[s.sf]
-    topology = Topology.disc(s.nodes, s.radius_m, path_loss, s.seed, max_loss_db=max_loss,
-                             shadowing=s.shadowing)
+    interference, sens, topology = radio_links(s, phy_cfg)
     data_psdu = s.payload_bytes + mac.data_overhead
     if data_psdu > mac.max_psdu:
         raise ValueError(f"payload {s.payload_bytes} B + {mac.data_overhead} B MAC overhead "

@@ -11,21 +11,23 @@ from collections.abc import Callable
 from typing import Any
 
 from dticn.radio.batch import batch_supported, run_batch
-from dticn.radio.context import build_context
+from dticn.radio.context import RadioContext, build_context
 from dticn.radio.lorawan_network import LorawanNetwork
 from dticn.radio.network import RadioNetwork
 from dticn.radio.results import RadioResult
 from dticn.radio.scenario import Scenario
 
 
-def run(s: Scenario, progress: Callable[[float], Any] | None = None) -> RadioResult:
-    """Run a scenario with the engine it asks for ('auto': batched when it applies)."""
+def run(s: Scenario, progress: Callable[[float], Any] | None = None,
+        ctx: RadioContext | None = None) -> RadioResult:
+    """Run a scenario with the engine it asks for ('auto': batched when it applies);
+    ``ctx``: a DSME scenario's context when the caller built it already."""
     if s.mac != "dsme":
         if s.engine == "batch":
             raise ValueError(f"the batched engine is DSME's (GTS in closed form); "
                              f"mac={s.mac} runs on the event engine: use engine='events'")
         return LorawanNetwork(s).run(progress)
-    ctx = build_context(s)
+    ctx = ctx if ctx is not None else build_context(s)
     engine = s.engine
     if engine == "auto":
         engine = "batch" if batch_supported(s, ctx) is None and s.upkeep == "closed" else "events"

@@ -22,13 +22,13 @@ from dticn.energy.profiles import Activity, EnergyProfile, load_energy_profile
 from dticn.mac.lorawan import ClassADevice, ClassBDevice, LorawanGateway, Uplink
 from dticn.mac.lorawan_config import LorawanConfig, data_rate
 from dticn.phy.airtime import LoRaParams
-from dticn.phy.channels import ChannelPlan, SubBand
+from dticn.phy.channels import ChannelPlan
 from dticn.phy.config import load_phy_config
 from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.interference import InterferenceModel
 from dticn.phy.medium import Medium, Transmission
-from dticn.phy.propagation import LogDistancePathLoss, sensitivity_dbm
 from dticn.phy.radio import CoordinatorRadio, SimRadio
+from dticn.radio.context import radio_links
 from dticn.radio.radio_items import ItemTraffic, run_in_chunks
 from dticn.radio.results import NodeResult, RadioResult
 from dticn.radio.scenario import Scenario
@@ -69,15 +69,10 @@ def build_lorawan_context(s: Scenario, config: LorawanConfig | None = None) -> L
     cfg.check_payload(s.payload_bytes, s.sf)
     phy_cfg = load_phy_config(s.phy_config)
     phy = LoRaParams(sf=s.sf, bw_hz=s.bw_hz, cr=s.cr, preamble=s.preamble)
-    subbands = tuple(SubBand(**band) for band in phy_cfg["subbands"])
     uplink_channels = min(s.channels, len(cfg.channels_hz))
-    plan = cfg.channel_plan(uplink_channels, subbands, s.bw_hz)
-    interference = InterferenceModel.from_config(phy_cfg, inter_sf=s.inter_sf,
-                                                 capture_db=s.capture_db)
-    sens = {sf: sensitivity_dbm(sf, s.bw_hz, phy_cfg) for sf in range(7, 13)}
-    path_loss = LogDistancePathLoss.from_config(phy_cfg)
-    topology = Topology.disc(s.nodes, s.radius_m, path_loss, s.seed,
-                             max_loss_db=s.tx_power_dbm - sens[s.sf], shadowing=s.shadowing)
+    plan = cfg.channel_plan(uplink_channels, ChannelPlan.from_config(phy_cfg).subbands,
+                            s.bw_hz)
+    interference, sens, topology = radio_links(s, phy_cfg)
     profile = load_energy_profile(s.energy_profile, energy_config=s.energy_config,
                                   battery_mah=s.battery_mah)
     return LorawanContext(s, phy, cfg, plan, uplink_channels, interference, sens, topology,
@@ -100,7 +95,7 @@ class LorawanNetwork:
         self.gateway = LorawanGateway(
             GATEWAY, self.kernel, gw_radio,
             DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle, rule="window"),
-            ctx.config, ctx.phy, ctx.uplink_channels, ctx.rx2_channel, ctx.plan)
+            ctx.config, ctx.phy, ctx.uplink_channels, ctx.rx2_channel)
         self.gateway.on_uplink = self._gateway_rx
         class_b = s.mac == "lorawan-b"
         if class_b:

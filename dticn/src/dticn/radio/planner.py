@@ -136,8 +136,10 @@ def evaluate(work: Workload, cand: Candidate, *, engine: str = "auto") -> Candid
     try:
         s = work.base().with_(**cand.changes, energy_profile=cand.energy_profile,
                               engine=engine)
+        ctx = None
         if mac == "dsme":
-            mac_cfg = build_context(s).mac
+            ctx = build_context(s)
+            mac_cfg = ctx.mac
             drift_s = 2 * work.clock_ppm * 1e-6 * mac_cfg.timing.beacon_interval_s
             if drift_s > mac_cfg.beacon_guard_s:
                 cand.refused = (f"clocks drift {drift_s * 1e3:.1f} ms per beacon interval at "
@@ -148,7 +150,7 @@ def evaluate(work: Workload, cand: Candidate, *, engine: str = "auto") -> Candid
             if overload is not None:
                 cand.refused = f"schedule carries {100 * overload.deliverable:.0f}% of the load"
                 return cand
-        result = run(s)
+        result = run(s, ctx=ctx)
     except SlotTooShort as exc:
         cand.refused = str(exc).split(";")[0]
         return cand
@@ -199,24 +201,28 @@ class Plan:
     recommended: Candidate | None
     front: list[Candidate]
 
+    def bounds(self) -> str:
+        """The bounds asked for, in words (an absent latency bound is left out)."""
+        w = self.workload
+        parts = [f"{name} <= {value:g} s" for name, value in
+                 (("p95", w.latency_p95_s), ("p50", w.latency_p50_s)) if math.isfinite(value)]
+        return " and ".join([*parts, f"delivery >= {w.delivery}"])
+
     def why(self) -> str:
         """One paragraph: what was chosen and what it beat."""
-        w = self.workload
         feasible = [c for c in self.candidates if c.feasible]
         if self.recommended is None:
             closest = max((c for c in self.candidates if c.refused is None),
                           key=lambda c: c.lifetime_days, default=None)
             tail = (f"; the longest-lived run, {closest.label}, misses: "
                     f"{', '.join(closest.misses)}" if closest else "")
-            return (f"no configuration meets p95 <= {w.latency_p95_s:g} s and delivery >= "
-                    f"{w.delivery}{tail}")
+            return f"no configuration meets {self.bounds()}{tail}"
         r = self.recommended
         others = sorted((c for c in feasible if c is not r), key=lambda c: -c.lifetime_days)
         longer = [c for c in self.candidates if c.refused is None and c.misses
                   and c.comparable and c.lifetime_days > r.lifetime_days]
         text = (f"{r.label} lives longest ({r.lifetime_days:,.0f} days) of the "
-                f"{len(feasible)} configurations that meet p95 <= {w.latency_p95_s:g} s and "
-                f"delivery >= {w.delivery}")
+                f"{len(feasible)} configurations that meet {self.bounds()}")
         if others:
             text += f"; next: {others[0].label} ({others[0].lifetime_days:,.0f} days)"
         if longer:
