@@ -2,7 +2,7 @@
 face per node, and behind each node its forwarder and application.
 
     [gateway forwarder + scheme] -- Internet side: the caller's (in-memory links in the
-            || LoRa / DSME             simulator, sockets in the emulated gateway)
+            || LoRa / DSME or LoRaWAN  simulator, sockets in the emulated gateway)
     [node fwd] - node app   (one per node)
 
 :class:`~dticn.experiments.world.World` (simulation) and
@@ -10,6 +10,13 @@ face per node, and behind each node its forwarder and application.
 Internet side and in a few settings (:class:`EdgeSettings`); everything they share is here:
 the radio side (:func:`edge_radio`), the wiring (:func:`build_edge`) and the traffic draw
 (:func:`item_times`).
+
+The MAC below the LoRa faces is the paper's DSME or LoRaWAN class A/B
+(:mod:`dticn.mac.lorawan`): both speak the same send/receive interface, and the schemes
+read the MAC's timing through :mod:`dticn.schemes.mac_timing`. Over LoRaWAN a node is
+reachable only in the receive windows after its own uplinks, so nodes that answer
+Interests (the pull schemes) send an empty uplink every ``report_s`` in which they sent
+nothing (:data:`LORAWAN_REPORT_S`); a push node sends only its items.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import numpy as np
 from dticn.apps.items import ItemLog
 from dticn.apps.producer import NodeApp
 from dticn.edge_profiles import Profile, get_profile
+from dticn.energy.profiles import energy_profile_for_mac
 from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
@@ -30,14 +38,17 @@ from dticn.forwarder.pit import PitEntry
 from dticn.links.app_endpoint import Endpoint
 from dticn.links.lora import GatewayRadio, LoRaFace
 from dticn.links.observer import PacketCounter
+from dticn.mac.lorawan_config import MAC_NAMES, LorawanConfig
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name, is_prefix
 from dticn.radio.context import SlotTooShort, build_context, smallest_mo_that_fits
+from dticn.radio.lorawan_network import LorawanNetwork
 from dticn.radio.network import RadioNetwork
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
 from dticn.schemes.base import SchemeConfig, Triple
 from dticn.schemes.gateway_base import GatewayContext, GatewayScheme
+from dticn.schemes.mac_timing import DsmeTiming, LorawanTiming, MacTiming
 from dticn.schemes.signalling import (
     REGISTRATION_PREFIX,
     SIGNAL_CONTENT_TYPES,
@@ -49,17 +60,40 @@ LORA_LINK = "lora"
 ARTIFACT_SO = 3
 ARTIFACT_MO = 5
 MAX_SO = 8
+LORAWAN_REPORT_S = 30.72
+"""A pull node's LoRaWAN keep-alive period: the artifact's multisuperframe (SO 3, MO 5 in
+the artifact's ``external_modules/makefiles/board.mk``; 30.72 s, docs/dticn-facts.md), so
+a class A node is as reachable as a DSME node with one downlink GTS per multisuperframe."""
+LORAWAN_CONFIRMED = True
+"""Edge uplinks ask for an ACK (retransmitted up to the configured count), as every DSME
+GTS frame is acknowledged; keep-alives do not."""
 
 
 def edge_radio(*, nodes: int, seed: int, sf: int = 7, battery_mah: float | None = None,
                mo: int | None = None, duration_s: float = 3600.0,
-               profile: str | Profile = "model") -> Scenario:
+               profile: str | Profile = "model", mac: str = "dsme") -> Scenario:
     """The radio side of an edge: artifact DSME (SO 3, MO = BO = 5, static GTS, one uplink
     and one downlink slot per node, 116-byte frames) unless it cannot hold the edge: SO grows
     until a full frame and its ACK fit one slot (higher spreading factors), MO until every
     node has its two GTS (``mo`` None; several nodes). The profile places the GTS, sets the
-    duty cycle and the node's listen policy."""
+    duty cycle and the node's listen policy.
+
+    ``mac`` ``lorawan-a``/``lorawan-b``: the same nodes on LoRaWAN, frames up to the data
+    rate's maximum payload, confirmed uplinks (:data:`LORAWAN_CONFIRMED`); the profile's
+    energy profile where it applies to that MAC, else the MAC's measured one
+    (:func:`~dticn.energy.profiles.energy_profile_for_mac`)."""
     prof = get_profile(profile)
+    if mac not in MAC_NAMES:
+        raise ValueError(f"mac={mac!r}: use one of {', '.join(MAC_NAMES)}")
+    if mac != "dsme":
+        if mo is not None:
+            raise ValueError(f"mo={mo}: a DSME multisuperframe order; LoRaWAN ({mac}) has "
+                             "no schedule to size")
+        return Scenario(nodes=nodes, duration_s=duration_s, seed=seed, sf=sf,
+                        payload_bytes=LorawanConfig.load().max_payload(sf),
+                        battery_mah=battery_mah, mac=mac, confirmed=LORAWAN_CONFIRMED,
+                        enforce_duty_cycle=prof.enforce_duty_cycle,
+                        energy_profile=energy_profile_for_mac(prof.energy_profile, mac))
     so = ARTIFACT_SO
     order = mo if mo is not None else ARTIFACT_MO
     while True:
@@ -80,6 +114,29 @@ def edge_radio(*, nodes: int, seed: int, sf: int = 7, battery_mah: float | None 
                 continue
             raise
         return scenario
+
+
+def edge_mac_timing(scenario: Scenario) -> tuple[float, float]:
+    """(period, slot) of ``scenario``'s MAC, for sizing warm-up, tails and LoRa PIT
+    lifetimes: DSME's multisuperframe and GTS; LoRaWAN's keep-alive period
+    (:data:`LORAWAN_REPORT_S`) and the end of its second receive window."""
+    if scenario.mac == "dsme":
+        timing = build_context(scenario).mac.timing
+        return timing.multisuperframe_s, timing.slot_s
+    return LORAWAN_REPORT_S, LorawanConfig.load().receive_delay2_s
+
+
+def _edge_mac(scenario: Scenario, *, pushes: bool
+              ) -> tuple[RadioNetwork | LorawanNetwork, MacTiming]:
+    """The radio network of ``scenario`` without its own traffic, and its timing for the
+    scheme. LoRaWAN pull nodes keep alive every :data:`LORAWAN_REPORT_S`; push nodes
+    need no keep-alive (everything they are sent answers one of their uplinks)."""
+    if scenario.mac == "dsme":
+        dsme = RadioNetwork(scenario, build_context(scenario), traffic=False)
+        return dsme, DsmeTiming(dsme.gateway)
+    lorawan = LorawanNetwork(scenario, traffic=False,
+                             report_s=None if pushes else LORAWAN_REPORT_S)
+    return lorawan, LorawanTiming(lorawan.gateway, LORAWAN_REPORT_S)
 
 
 def item_times(*, seed: int, node: int, interval_s: tuple[float, float], pattern: str,
@@ -128,7 +185,7 @@ class EdgeSettings:
 class EdgeParts:
     """The built edge; the caller adds the Internet side and starts it."""
 
-    radio: RadioNetwork
+    radio: RadioNetwork | LorawanNetwork
     config: SchemeConfig
     gateway_fw: Forwarder
     gateway_endpoint: Endpoint
@@ -186,7 +243,7 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
     (then nodes register only in push configurations: ``EdgeParts.registers``).
     """
     prof = get_profile(profile)
-    radio = RadioNetwork(scenario, build_context(scenario), traffic=False)
+    radio, timing = _edge_mac(scenario, pushes=config.pushes)
     kernel = radio.kernel
     counter = counter if counter is not None else PacketCounter()
     log = log if log is not None else ItemLog()
@@ -200,7 +257,7 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
                                  direction="down", drop_queued_duplicates=True)
                      for i in range(1, len(prefixes) + 1)}
     endpoint = Endpoint(kernel, None, rng("gateway-app"), "app://gw")
-    context = GatewayContext(kernel, radio.gateway, rng("gateway-scheme"), endpoint,
+    context = GatewayContext(kernel, timing, rng("gateway-scheme"), endpoint,
                              {face: i for i, face in gateway_faces.items()},
                              lora_interest_lifetime_s=lora_s if lora_s is not None else 64.0,
                              reflexive_lifetime_s=prof.reflexive_lifetime_s,

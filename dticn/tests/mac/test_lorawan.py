@@ -10,6 +10,7 @@ from dticn.mac.lorawan_config import LorawanConfig, data_rate
 from dticn.phy.airtime import LoRaParams, time_on_air
 from dticn.radio.lorawan_network import LorawanNetwork
 from dticn.radio.scenario import Scenario
+from dticn.radio.topology import GATEWAY
 
 
 def _run(**changes: object) -> LorawanNetwork:
@@ -94,7 +95,7 @@ def test_confirmed_uplink_without_ack_is_sent_eight_times_then_failed() -> None:
     net = LorawanNetwork(Scenario(nodes=1, duration_s=120.0, payload_bytes=8,
                                   mac="lorawan-a", confirmed=True, enforce_duty_cycle=False))
     net.gateway.uplink_channels = 0          # the gateway listens on no uplink channel
-    net.devices[1].send(bytes(8))            # one item, no traffic generator
+    net.devices[1].send(GATEWAY, bytes(8))   # one item, no traffic generator
     net.kernel.run(until=120.0)
     c = net.devices[1].counters
     assert c.uplinks == 8 and c.retransmissions == 7 and c.failed == 1 and c.acked == 0

@@ -285,6 +285,22 @@ def check_profile_for_mac(profile: str, mac: str) -> None:
                          f"not {mac}; for {mac} use {' or '.join(fitting)}")
 
 
+MEASURED_FOR_MAC: dict[str, str] = {"dsme": "dsme-lora", "lorawan-a": "casals-class-a"}
+"""The measured profile of each MAC that has one (class B has none: the datasheet model)."""
+
+
+def energy_profile_for_mac(profile: str, mac: str) -> str:
+    """``profile`` where it applies to ``mac``; else ``mac``'s measured counterpart (a
+    measured profile stays measured: ``dsme-lora`` on DSME becomes ``casals-class-a`` on
+    LoRaWAN class A), else the datasheet model ``optimised``. For comparisons of one
+    edge across MACs; a profile the user names explicitly is checked instead
+    (:func:`check_profile_for_mac`)."""
+    macs = PROFILE_MACS.get(profile)
+    if macs is None or mac in macs:
+        return profile
+    return MEASURED_FOR_MAC.get(mac, "optimised")
+
+
 def load_energy_profile(name: str, *, energy_config: str | None = None,
                         battery_mah: float | None = None) -> EnergyProfile:
     """The energy profile ``name``; the error lists the known ones."""

@@ -55,6 +55,7 @@ def run_metrics(world: World) -> dict[str, Any]:
         "profile": world.profile.name,
         "cap_rx": world.profile.cap_rx,
         "energy_profile": world.profile.energy_profile,
+        "mac": exp.mac,
         "seed": exp.seed,
         "duration_s": exp.duration_s,
         "loss": exp.loss,
@@ -97,6 +98,9 @@ def cap_rx_lifetimes(world: World, energies: list[Any]) -> dict[bool, float]:
     Wake-ups for the CAP and the node's own CAP transactions are left out (under 1% of the
     CAP).
     """
+    if world.exp.mac != "dsme":      # LoRaWAN has no CAP: one policy, the measured one
+        lifetime = float(min(e.lifetime_days for e in energies))
+        return {False: lifetime, True: lifetime}
     ctx = world.radio.ctx
     timing = ctx.mac.timing
     cap_share = timing.cap_slots * timing.slot_s / timing.superframe_s
@@ -118,6 +122,7 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "config": rows[0]["config"], "profile": rows[0].get("profile", "model"),
         "cap_rx": rows[0].get("cap_rx", False),
         "energy_profile": rows[0].get("energy_profile", "optimised"),
+        "mac": rows[0].get("mac", "dsme"),
         "seeds": [r["seed"] for r in rows],
         "duration_s": rows[0]["duration_s"], "loss": rows[0]["loss"],
         "nodes": rows[0]["nodes"], "battery_mah": rows[0]["battery_mah"],

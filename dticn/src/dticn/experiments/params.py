@@ -36,8 +36,12 @@ class Experiment:
             :mod:`dticn.edge_profiles`; or a :class:`~dticn.edge_profiles.Profile` itself (a variant
             with one difference switched, :mod:`dticn.experiments.sensitivity`).
         cap_rx: the node's CAP listen policy; None: the profile's.
-        energy_profile: ``optimised`` or ``dsme-lora`` (:mod:`dticn.energy.profiles`);
-            None: the profile's (model: optimised, artifact: dsme-lora).
+        energy_profile: ``optimised``, ``dsme-lora`` or ``casals-class-a``
+            (:mod:`dticn.energy.profiles`), checked against the MAC; None: the profile's
+            (model: optimised, artifact: dsme-lora), or over LoRaWAN the MAC's counterpart
+            of it (:func:`~dticn.energy.profiles.energy_profile_for_mac`).
+        mac: ``dsme`` (the paper's), ``lorawan-a`` or ``lorawan-b``
+            (:mod:`dticn.mac.lorawan`, :func:`dticn.lora_edge.edge_radio`).
     """
 
     config: str = "push-draft"
@@ -56,6 +60,7 @@ class Experiment:
     profile: str | Profile = "model"
     cap_rx: bool | None = None
     energy_profile: str | None = None
+    mac: str = "dsme"
 
     def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:
@@ -72,7 +77,18 @@ class Experiment:
             if self.energy_profile not in ENERGY_PROFILES:
                 raise ValueError(f"energy_profile={self.energy_profile!r}: use one of "
                                  f"{sorted(ENERGY_PROFILES)}")
-            check_profile_for_mac(self.energy_profile, "dsme")
+            check_profile_for_mac(self.energy_profile, self.mac)
+        from dticn.mac.lorawan_config import MAC_NAMES
+        if self.mac not in MAC_NAMES:
+            raise ValueError(f"mac={self.mac!r}: use one of {', '.join(MAC_NAMES)}")
+        if self.mac == "lorawan-b":
+            raise ValueError("mac='lorawan-b': the edge sends downlinks in class A receive "
+                             "windows only (class B ping-slot downlinks are not modelled), "
+                             "so class B would add beacon costs and no reachability; use "
+                             "lorawan-a here, and `dticn radio`/`dticn plan` for class B")
+        if self.mac != "dsme" and self.mo is not None:
+            raise ValueError(f"mo={self.mo}: a DSME multisuperframe order; {self.mac} has "
+                             "no schedule to size (leave mo unset)")
 
     @property
     def horizon_s(self) -> float:

@@ -86,6 +86,45 @@ def write_plots(rows: list[dict[str, Any]], out_dir: str | Path) -> list[Path]:
     return paths
 
 
+def write_mac_plot(rows_by_mac: dict[str, list[dict[str, Any]]], path: str | Path) -> Path:
+    """The same configurations over each MAC, side by side: success, p50 latency, LoRa
+    frames per item and lifetime, one panel each, one bar per MAC and configuration."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    panels = (("success_ratio", "success ratio", False),
+              ("latency_p50_s", "p50 time to content (s)", True),
+              ("lora_frames_per_item", "LoRa frames per item", False),
+              ("lifetime_days", "projected lifetime (days)", True))
+    macs = list(rows_by_mac)
+    names = [r["config"] for r in rows_by_mac[macs[0]]]
+    x = np.arange(len(names))
+    width = 0.8 / len(macs)
+    fig, axes = plt.subplots(2, 2, figsize=(11, 6.5))
+    for ax, (key, label, log) in zip(axes.flat, panels, strict=True):
+        for k, mac in enumerate(macs):
+            vals = np.asarray([float(r[key]) for r in rows_by_mac[mac]])
+            ax.bar(x + (k - (len(macs) - 1) / 2) * width, np.nan_to_num(vals), width,
+                   label=mac)
+        if log:
+            ax.set_yscale("log")
+        if key == "lifetime_days":
+            ax.axhline(365.0, color="tab:red", ls="--", lw=1)
+        ax.set_xticks(x, names, rotation=30, ha="right", fontsize=7)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    axes.flat[0].legend(fontsize=8)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
+
+
 def write_sensitivity_plot(doc: dict[str, Any], path: str | Path) -> Path:
     """One heat map per study (rows) and metric (columns): variants down, configurations
     across, each cell's mean written in it and coloured by its change against the study's

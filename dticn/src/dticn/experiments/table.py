@@ -44,3 +44,29 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     sep = "|" + "|".join("---" for _ in COLUMNS) + "|"
     body = ["| " + " | ".join(cells) + " |" for cells in text_rows(rows)]
     return "\n".join([head, sep, *body])
+
+
+SIDE_BY_SIDE = (
+    ("success_ratio", "success", 3),
+    ("latency_p50_s", "p50 s", 1),
+    ("latency_p95_s", "p95 s", 1),
+    ("lora_frames_per_item", "LoRa frm/item", 2),
+    ("internet_packets_per_item", "Inet pkt/item", 1),
+    ("lifetime_days", "life d", 0),
+)
+"""What ``reproduce --mac A --mac B`` puts next to each other per configuration."""
+
+
+def side_by_side(rows_by_mac: dict[str, list[dict[str, Any]]]
+                 ) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: each configuration once, each :data:`SIDE_BY_SIDE` metric once
+    per MAC (same configurations in the same order under every MAC)."""
+    macs = list(rows_by_mac)
+    head = ["config"] + [f"{title} {mac}" for _, title, _ in SIDE_BY_SIDE for mac in macs]
+    body = []
+    for k, first in enumerate(rows_by_mac[macs[0]]):
+        cells = [str(first["config"])]
+        for key, _, digits in SIDE_BY_SIDE:
+            cells += [fmt(rows_by_mac[mac][k], key, digits) for mac in macs]
+        body.append(cells)
+    return head, body

@@ -3,6 +3,7 @@
     consumer app - [consumer fwd] --20 ms-- [forwarder] --20 ms-- [gateway + scheme]
                                                                        || LoRa / DSME
                                                                  [node fwd] - node app
+                                                                   (or LoRaWAN: exp.mac)
 
 Every host runs a :class:`~dticn.forwarder.forwarder.Forwarder` with its CCN-lite
 triple as default retransmission policy; Internet links are in-memory faces with delay and
@@ -24,13 +25,21 @@ from dticn.apps.consumer import ConsumerApp
 from dticn.apps.items import ItemLog
 from dticn.apps.producer import NodeApp
 from dticn.edge_profiles import Profile, get_profile
+from dticn.energy.profiles import energy_profile_for_mac
 from dticn.experiments.params import Experiment
 from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.links.app_endpoint import Endpoint
 from dticn.links.internet import InternetLink
 from dticn.links.observer import PacketCounter
-from dticn.lora_edge import LORA_LINK, EdgeSettings, build_edge, edge_radio, item_times
+from dticn.lora_edge import (
+    LORA_LINK,
+    EdgeSettings,
+    build_edge,
+    edge_mac_timing,
+    edge_radio,
+    item_times,
+)
 from dticn.mac.platform import MacEvent
 from dticn.net.lora_pcap import LoRaTrace, trace_radio
 from dticn.net.pcap import PcapWriter, trace_forwarder
@@ -95,18 +104,25 @@ def transaction_times(exp: Experiment, node: int, warmup_s: float | None = None
 
 
 def experiment_profile(exp: Experiment) -> Profile:
-    """The profile of ``exp`` with its CAP listen policy and energy profile, if it sets them."""
+    """The profile of ``exp`` with its CAP listen policy and energy profile, if it sets them;
+    over LoRaWAN the profile's energy profile becomes the MAC's counterpart where it was
+    measured on DSME (:func:`~dticn.energy.profiles.energy_profile_for_mac`)."""
     prof = get_profile(exp.profile)
     if exp.cap_rx is not None:
         prof = prof.with_(cap_rx=exp.cap_rx)
     if exp.energy_profile is not None:
         prof = prof.with_(energy_profile=exp.energy_profile)
+    if exp.mac != "dsme":
+        prof = prof.with_(energy_profile=energy_profile_for_mac(prof.energy_profile, exp.mac))
     return prof
 
 
 def schedule_overload(exp: Experiment) -> Overload | None:
     """Whether ``exp``'s nodes offer more items than their uplink GTS carry
-    (:mod:`dticn.radio.capacity`): one item per transaction, at the mean interval."""
+    (:mod:`dticn.radio.capacity`): one item per transaction, at the mean interval. LoRaWAN
+    has no schedule (ALOHA; its duty cycle is enforced and measured in the run): None."""
+    if exp.mac != "dsme":
+        return None
     scenario = radio_scenario(exp)
     msf_s = build_context(scenario).mac.timing.multisuperframe_s
     return gts_overload(scenario, sum(exp.interval_s) / 2, msf_s)
@@ -114,11 +130,11 @@ def schedule_overload(exp: Experiment) -> Overload | None:
 
 def radio_scenario(exp: Experiment) -> Scenario:
     """The radio side of ``exp`` (:func:`dticn.lora_edge.edge_radio`), its horizon stretched with
-    the multisuperframe (:func:`stretched`)."""
+    the MAC's period (:func:`stretched`)."""
     scenario = edge_radio(nodes=exp.nodes, seed=exp.seed, sf=exp.sf,
                           battery_mah=exp.battery_mah, mo=exp.mo, duration_s=exp.horizon_s,
-                          profile=experiment_profile(exp))
-    warmup, tail = stretched(exp, build_context(scenario).mac.timing.multisuperframe_s)
+                          profile=experiment_profile(exp), mac=exp.mac)
+    warmup, tail = stretched(exp, edge_mac_timing(scenario)[0])
     return scenario.with_(duration_s=warmup + exp.duration_s + tail)
 
 
@@ -146,10 +162,9 @@ class World:
         def rng(role: str) -> random.Random:
             return random.Random(f"{seed}/{role}")
 
-        timing = build_context(scenario).mac.timing
-        msf = timing.multisuperframe_s
+        msf, slot_s = edge_mac_timing(scenario)
         self.warmup_s, _ = stretched(exp, msf)
-        lora_s = lora_lifetime(msf, timing.slot_s)
+        lora_s = lora_lifetime(msf, slot_s)
         prefixes = [node_prefix(i) for i in range(1, exp.nodes + 1)]
         self.edge = edge = build_edge(scenario, cfg, prefixes, rng=rng,
                                       settings=EdgeSettings(lora_lifetime_s=lora_s),
@@ -210,6 +225,9 @@ class World:
         self._scheduled = False
         self.traces: list[LoRaTrace | PcapWriter] = []
         if pcap is not None:
+            if exp.mac != "dsme":
+                raise ValueError(f"pcap: LoRa frames are written as IEEE 802.15.4 (DSME); "
+                                 f"{exp.mac} has no capture format here; run without pcap")
             self.traces = [trace_radio(self.radio, f"{pcap}-lora.pcap"),
                            trace_forwarder(self.gateway_fw, f"{pcap}-ndn.pcap",
                                            clock=kernel.now)]

@@ -1,4 +1,4 @@
-"""The LoRa link as NDN faces onto the DSME MAC of the radio simulator.
+"""The LoRa link as NDN faces onto the MAC of the radio simulator (DSME, or LoRaWAN).
 
 Node side: one :class:`LoRaFace` onto the node's :class:`~dticn.mac.device.DsmeDevice`,
 addressed to the coordinator. Gateway side: one :class:`LoRaFace` per node onto the
@@ -39,8 +39,10 @@ class LoRaFace(Face):
     """A face whose frames are MAC payloads to one peer address.
 
     Args:
-        mac: a ``DsmeDevice`` or ``DsmeCoordinator`` (anything with ``send(dest, payload,
-            slot=..., on_result=...)`` and ``max_payload``/``cfg.max_payload``).
+        mac: a DSME device or coordinator, or a LoRaWAN device or gateway
+            (:mod:`dticn.mac.lorawan`): anything with ``send(dest, payload, slot=...,
+            on_result=...)`` returning a :class:`~dticn.mac.platform.MacRequest`, and
+            ``max_payload`` (the face's MTU).
         peer: MAC address of the other end.
         counter / link / direction: where frames are counted (observer).
         slot_policy: chooses ``"gts"`` or ``"cap"`` per frame, from what it carries.
@@ -53,7 +55,7 @@ class LoRaFace(Face):
     def __init__(self, mac: Any, peer: int, *, counter: PacketCounter, link: str,
                  direction: str, slot_policy: SlotPolicy = gts_always,
                  drop_queued_duplicates: bool = False) -> None:
-        super().__init__(f"lora://{peer}", mtu=mac.cfg.max_payload,
+        super().__init__(f"lora://{peer}", mtu=mac.max_payload,
                          link_type=LinkType.POINT_TO_POINT, sequence_width=2)
         self.mac = mac
         self.peer = peer

@@ -63,6 +63,10 @@ class DsmeCoordinator(MacEndpoint):
         return self.downlink_gts.queues
 
     # -- upper interface ----------------------------------------------------------------
+    @property
+    def max_payload(self) -> int:
+        return self.cfg.max_payload
+
     def send(self, dest: int, payload: bytes, *, slot: str = "gts",
              on_result: Callable[[MacRequest], Any] | None = None,
              context: Any = None) -> MacRequest:

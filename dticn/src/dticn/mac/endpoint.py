@@ -47,10 +47,7 @@ class MacEndpoint:
 
     def _finish(self, req: MacRequest, status: Status) -> None:
         """Close ``req`` with ``status``: stamp it, report it, call its callback."""
-        req.status = status
-        req.finished = self.p.clock.now()
-        if status is Status.DELIVERED and req.delivered_at is None:
-            req.delivered_at = req.finished
+        req.close(status, self.p.clock.now())
         self._emit("delivered" if status is Status.DELIVERED else "failed", req,
                    status=status.value)
         if req.on_result is not None:

@@ -11,13 +11,23 @@ ACK in either window is sent again after the retransmission timeout (2 +- 1 s), 
 ``max_transmissions`` times; an unconfirmed one is sent once.
 
 The gateway hears up to ``demodulators`` frames at once on any uplink channel and SF, and
-nothing while it transmits (half duplex). Its network server answers a confirmed uplink
-with an ACK in RX1 when the sub-band's hourly duty cycle and its own transmitter allow,
-else in RX2, else not at all; each case is counted.
+nothing while it transmits (half duplex). Its network server keeps a downlink queue per
+device (what the upper layer sends to it) and answers an uplink that asks for an ACK or
+finds a downlink waiting: the head of the queue (with the ACK bit when asked) in RX1 when
+the sub-band's hourly duty cycle, its own transmitter and RX1's payload limit allow, else
+in RX2 (51 bytes at SF12), else an ACK alone or nothing; FPending tells the device that
+more is queued, and the device then sends an empty uplink at once to open windows again
+(LoRaWAN 1.0.3 section 4.3.1.7). A class A device is reachable only after its own uplinks,
+so a device that may be asked for something sends an empty uplink every ``report_s``
+seconds in which it sent nothing (a keep-alive, counted as a frame).
 
-Every radio state change goes through :class:`~dticn.phy.radio.SimRadio`, so the energy
-meter sees the time really spent; the device also counts its uplinks, their time on air,
-and its time listening and waiting in the windows for the per-event energy profiles.
+Both ends speak the interface the NDN faces use on DSME (``send(dest, payload, ...)``
+returning a :class:`~dticn.mac.platform.MacRequest`, ``on_receive(src, payload, RxMeta)``,
+``max_payload``, observers of :class:`~dticn.mac.platform.MacEvent`), so the same edge runs
+on either MAC. Every radio state change goes through :class:`~dticn.phy.radio.SimRadio`, so
+the energy meter sees the time really spent; the device also counts its uplinks, their
+time on air, and its time listening and waiting in the windows for the per-event energy
+profiles.
 """
 
 from __future__ import annotations
@@ -28,7 +38,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from dticn.mac.frames import RxMeta
 from dticn.mac.lorawan_config import LorawanConfig
+from dticn.mac.platform import MacEvent, MacObserver, MacRequest, Status
 from dticn.phy.airtime import LoRaParams, time_on_air
 from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.medium import BROADCAST, Transmission
@@ -38,6 +50,10 @@ from dticn.sim.kernel import EventKernel
 
 #: After the frame-end events of the medium (priority -10), before ordinary timers.
 _RELEASE_PRIORITY = -5
+#: The network server decides a downlink after everything the uplink caused at the same
+#: instant (the NDN gateway's forwarding is instantaneous here; a real network server has
+#: until RX1 minus the gateway's lead time, hundreds of milliseconds).
+_ANSWER_PRIORITY = 10
 
 
 @dataclass(eq=False)
@@ -50,15 +66,18 @@ class Uplink:
     confirmed: bool
     attempt: int
     generated_at: float
+    request: MacRequest | None = None
 
 
 @dataclass(eq=False)
 class Downlink:
-    """A frame from the network server to one device (an ACK here)."""
+    """A frame from the network server to one device: an ACK, a payload, or both;
+    ``fpending``: more is queued for the device."""
 
     dst: int
     ack_fcnt: int | None
     payload: bytes = b""
+    fpending: bool = False
 
 
 @dataclass
@@ -71,6 +90,8 @@ class DeviceCounters:
     failed: int = 0
     queue_drops: int = 0
     downlinks: int = 0
+    downlink_payloads: int = 0
+    empty_uplinks: int = 0
     uplink_tx_s: float = 0.0
     rx_window_s: float = 0.0
     rx_wait_s: float = 0.0
@@ -88,19 +109,53 @@ class GatewayCounters:
     acks_rx1: int = 0
     acks_rx2: int = 0
     acks_dropped: int = 0
+    downlinks_rx1: int = 0
+    downlinks_rx2: int = 0
+    downlinks_deferred: int = 0
+    downlinks_too_large_for_rx2: int = 0
+    downlink_queue_drops: int = 0
     downlink_airtime_s: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
 
 
-class ClassADevice:
-    """One LoRaWAN class A end device (module docstring)."""
+class _Reporter:
+    """Observer events and request closing, as the DSME MAC reports them
+    (:class:`~dticn.mac.endpoint.MacEndpoint`), on the kernel's clock."""
+
+    address: int
+    kernel: EventKernel
+    observers: list[MacObserver]
+
+    def _emit(self, kind: str, req: MacRequest | None = None, **detail: Any) -> None:
+        if self.observers:
+            event = MacEvent(self.kernel.now(), self.address, kind, req, detail)
+            for observer in self.observers:
+                observer(event)
+
+    def _finish(self, req: MacRequest, status: Status) -> None:
+        req.close(status, self.kernel.now())
+        self._emit("delivered" if status is Status.DELIVERED else
+                   "drop" if status is Status.QUEUE_FULL else "failed", req,
+                   status=status.value)
+        if req.on_result is not None:
+            req.on_result(req)
+
+
+class ClassADevice(_Reporter):
+    """One LoRaWAN class A end device (module docstring).
+
+    ``report_s``: send an empty uplink when nothing went up for this long (None: never;
+    pure sensors need none, a node that answers Interests does).
+    """
 
     def __init__(self, address: int, gateway: int, kernel: EventKernel, radio: SimRadio,
                  duty: DutyCycleTracker, config: LorawanConfig, phy: LoRaParams,
                  uplink_channels: int, rx2_channel: int, rng: random.Random, *,
-                 confirmed: bool = False) -> None:
+                 confirmed: bool = False, report_s: float | None = None) -> None:
+        if report_s is not None and report_s <= 0:
+            raise ValueError(f"report_s={report_s}: give a positive keep-alive period")
         self.address = address
         self.gateway = gateway
         self.kernel = kernel
@@ -112,42 +167,88 @@ class ClassADevice:
         self.rx2_channel = rx2_channel
         self.rng = rng
         self.confirmed = confirmed
-        self.queue: deque[tuple[bytes, float]] = deque()
+        self.report_s = report_s
+        self.queue: deque[MacRequest] = deque()
         self.counters = DeviceCounters()
         self._fcnt = 0
         self._current: Uplink | None = None
         self._pending_start = False
         self._tx_end = 0.0
+        self._last_uplink = 0.0
         self._window_opened = 0.0
         self._window_rx_s = 0.0
         self._got_downlink = False
         self._acked = False
+        self._fpending = False
         self._rx1_s = config.rx_window_s(phy.sf, phy.bw_hz)
         self._rx2_s = config.rx_window_s(config.rx2_sf, phy.bw_hz)
         self._rx2_sf = config.rx2_sf
         self.radio.on_frame = self._on_frame
-        #: Told ("tx", uplink), ("delivered"/"failed", uplink) and ("drop", None).
-        self.observers: list[Callable[[str, Uplink | None], None]] = []
+        #: ``fn(src, payload, RxMeta)`` for every downlink that carries a payload.
+        self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None
+        #: :class:`MacEvent` kinds: "tx" (detail attempt, airtime_s, empty), "delivered"
+        #: (ACKed, or an unconfirmed uplink sent), "failed" (no ACK), "drop" (queue full).
+        self.observers: list[MacObserver] = []
+
+    @property
+    def max_payload(self) -> int:
+        """Largest payload of one uplink at this device's data rate."""
+        return self.cfg.max_payload(self.phy.sf)
+
+    def start(self) -> None:
+        """Start the keep-alive (``report_s``), at a random phase so devices spread."""
+        if self.report_s is not None:
+            self.kernel.call_later(self.rng.uniform(0.0, self.report_s), self._keepalive)
 
     # -- sending ----------------------------------------------------------------------
-    def send(self, payload: bytes) -> bool:
-        """Queue an item; False (and counted) when the queue is full."""
+    def send(self, dest: int, payload: bytes, *, slot: str = "uplink",
+             on_result: Callable[[MacRequest], Any] | None = None,
+             context: Any = None) -> MacRequest:
+        """Queue ``payload`` for the gateway (``slot`` is DSME's GTS/CAP choice: every
+        LoRaWAN uplink is ALOHA, so it is ignored); QUEUE_FULL (counted) beyond the
+        queue limit."""
+        if dest != self.gateway:
+            raise ValueError(f"a class A device sends to its gateway ({self.gateway}), "
+                             f"not {dest}")
+        if len(payload) > self.max_payload:
+            raise ValueError(f"payload of {len(payload)} bytes exceeds LoRaWAN's "
+                             f"{self.max_payload}-byte maximum at SF{self.phy.sf}; fragment "
+                             "above the MAC (NDNLPv2)")
+        req = MacRequest(dest, bytes(payload), slot, self.kernel.now(), on_result,
+                         context=context)
         if len(self.queue) >= self.cfg.queue_limit:
             self.counters.queue_drops += 1
-            self._notify("drop", None)
-            return False
-        self.queue.append((payload, self.kernel.now()))
+            self._finish(req, Status.QUEUE_FULL)
+            return req
+        self.queue.append(req)
         if self._current is None and not self._pending_start:
             self._start_next()
-        return True
+        return req
+
+    def _keepalive(self) -> None:
+        assert self.report_s is not None
+        due = self._last_uplink + self.report_s
+        now = self.kernel.now()
+        if now + 1e-9 >= due and self._current is None and not self.queue:
+            self._send_empty()
+            due = now + self.report_s
+        self.kernel.call_at(max(due, now + 1e-3), self._keepalive)
+
+    def _send_empty(self) -> None:
+        """An empty uplink (no FPort, no payload): opens the receive windows."""
+        self.counters.empty_uplinks += 1
+        self.queue.append(MacRequest(self.gateway, b"", "uplink", self.kernel.now()))
+        if self._current is None and not self._pending_start:
+            self._start_next()
 
     def _start_next(self) -> None:
         self._pending_start = False
         if self._current is not None or not self.queue:
             return
-        payload, generated = self.queue.popleft()
+        req = self.queue.popleft()
         self._fcnt += 1
-        self._current = Uplink(self.address, self._fcnt, payload, self.confirmed, 1, generated)
+        self._current = Uplink(self.address, self._fcnt, req.payload,
+                               self.confirmed and bool(req.payload), 1, req.created, req)
         self._transmit()
 
     def _transmit(self) -> None:
@@ -172,11 +273,15 @@ class ClassADevice:
         self.radio.transmit(channel, self.gateway, up, toa,
                             lambda: self._tx_done(channel))
         self.duty.record(channel, now, toa)
+        self._last_uplink = now
         self.counters.uplinks += 1
         self.counters.uplink_tx_s += toa
         if up.attempt > 1:
             self.counters.retransmissions += 1
-        self._notify("tx", up)
+        if up.request is not None:
+            up.request.attempts = up.attempt
+        self._emit("tx", up.request, attempt=up.attempt, airtime_s=toa,
+                   empty=not up.payload)
 
     def _radio_busy_until(self, now: float) -> float:
         """When the radio is free for an uplink (now: class A never holds it elsewhere)."""
@@ -235,6 +340,12 @@ class ClassADevice:
         self.counters.downlinks += 1
         if self._current is not None and frame.ack_fcnt == self._current.fcnt:
             self._acked = True
+        self._fpending = self._fpending or frame.fpending
+        if frame.payload:
+            self.counters.downlink_payloads += 1
+            if self.on_receive is not None:
+                self.on_receive(self.gateway, frame.payload,
+                                RxMeta(tx.end, rssi_dbm, margin_db, tx.channel, tx.sf))
 
     def _end_attempt(self, now: float) -> None:
         up = self._current
@@ -250,17 +361,23 @@ class ClassADevice:
                 self.kernel.call_later(timeout, self._transmit)
                 return
             c.failed += 1
-            self._notify("failed", up)
-        elif up.confirmed:
-            c.acked += 1
-            self._notify("delivered", up)
+            self._close(up, Status.NO_ACK)
+        else:
+            if up.confirmed:
+                c.acked += 1
+            self._close(up, Status.DELIVERED)
         self._current = None
+        if self._fpending and not self.queue:    # the network has more: ask for it
+            self._fpending = False
+            self._send_empty()
+            return
+        self._fpending = False
         self._pending_start = True
         self.kernel.call_later(0.0, self._start_next)
 
-    def _notify(self, what: str, up: Uplink | None) -> None:
-        for observer in self.observers:
-            observer(what, up)
+    def _close(self, up: Uplink, status: Status) -> None:
+        if up.request is not None and up.payload:
+            self._finish(up.request, status)
 
     @property
     def pending(self) -> int:
@@ -274,7 +391,7 @@ class _Reception:
     lost_half_duplex: bool = False
 
 
-class LorawanGateway:
+class LorawanGateway(_Reporter):
     """The gateway and its network server (module docstring); the medium's listener."""
 
     def __init__(self, address: int, kernel: EventKernel, radio: CoordinatorRadio,
@@ -292,14 +409,58 @@ class LorawanGateway:
         self._locked: dict[tuple[int, int, float], _Reception] = {}
         self._downlinks: list[tuple[float, float]] = []     # scheduled (start, end)
         self._seen: dict[int, int] = {}                     # device -> last FCnt delivered
+        #: What waits per device for its next receive window (``send``).
+        self.downlink_queues: dict[int, deque[MacRequest]] = {}
+        #: When each device's last uplink ended (the RICE hint reads it).
+        self.last_uplink_end: dict[int, float] = {}
         #: Called once per new uplink (duplicates of a retransmission are not): the
         #: uplink and the time it was received.
         self.on_uplink: Callable[[Uplink, float], None] | None = None
+        #: ``fn(src, payload, RxMeta)`` for every new uplink that carries a payload.
+        self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None
+        #: :class:`MacEvent` "tx" for every downlink carrying a payload (detail airtime_s,
+        #: window), "delivered" when it went out.
+        self.observers: list[MacObserver] = []
         self._ack_params = {sf: LoRaParams(sf=sf, bw_hz=phy.bw_hz, cr=phy.cr,
                                            preamble=phy.preamble, crc=False)
                             for sf in range(7, 13)}
         self.beacon_toa_s = 0.0
         self.beacons_sent = 0
+
+    @property
+    def max_payload(self) -> int:
+        """Largest downlink payload: RX1's limit at the network's data rate (a frame above
+        RX2's 51 bytes waits for an RX1 it fits)."""
+        return self.cfg.max_payload(self.phy.sf)
+
+    def downlink_airtime(self, payload_bytes: int, sf: int | None = None) -> float:
+        """Time on air of a downlink carrying ``payload_bytes`` (RX1 at the network's SF)."""
+        sf = self.phy.sf if sf is None else sf
+        size = self.cfg.frame_overhead_bytes + payload_bytes if payload_bytes else \
+            self.cfg.ack_bytes
+        return time_on_air(self._ack_params[sf], size)
+
+    def start(self) -> None:
+        """Nothing to start for class A (class B: :meth:`start_beacons`)."""
+
+    def send(self, dest: int, payload: bytes, *, slot: str = "downlink",
+             on_result: Callable[[MacRequest], Any] | None = None,
+             context: Any = None) -> MacRequest:
+        """Queue ``payload`` for device ``dest``'s next receive window (``slot`` ignored:
+        class A has only the windows after its uplinks); QUEUE_FULL beyond the limit."""
+        if len(payload) > self.max_payload:
+            raise ValueError(f"payload of {len(payload)} bytes exceeds LoRaWAN's "
+                             f"{self.max_payload}-byte RX1 maximum at SF{self.phy.sf}; "
+                             "fragment above the MAC (NDNLPv2)")
+        req = MacRequest(dest, bytes(payload), slot, self.kernel.now(), on_result,
+                         context=context)
+        queue = self.downlink_queues.setdefault(dest, deque())
+        if len(queue) >= self.cfg.queue_limit:
+            self.counters.downlink_queue_drops += 1
+            self._finish(req, Status.QUEUE_FULL)
+            return req
+        queue.append(req)
+        return req
 
     def start_beacons(self) -> None:
         """Class B: a beacon every ``beacon_period_s`` from the first period on (10 symbol
@@ -348,37 +509,62 @@ class LorawanGateway:
         if not isinstance(up, Uplink):
             return
         self.counters.received += 1
+        self.last_uplink_end[up.src] = tx.end
         if self._seen.get(up.src, 0) >= up.fcnt:
             self.counters.duplicates += 1
         else:
             self._seen[up.src] = up.fcnt
             if self.on_uplink is not None:
                 self.on_uplink(up, tx.end)
-        if up.confirmed:
-            self._answer(up, tx)
+            if up.payload and self.on_receive is not None:
+                self.on_receive(up.src, up.payload,
+                                RxMeta(tx.end, rssi_dbm, margin_db, tx.channel, tx.sf))
+        # decided after everything this uplink causes at this instant (the upper layer
+        # may queue its answer now): an ACK, a queued downlink, or nothing
+        self.kernel.call_at(tx.end, self._answer, up, tx, priority=_ANSWER_PRIORITY)
 
     # -- downlinks ---------------------------------------------------------------------
     def _answer(self, up: Uplink, tx: Transmission) -> None:
-        """ACK in RX1, else RX2, else not at all (counted)."""
-        frame = Downlink(up.src, up.fcnt)
+        """The head of the device's queue (and the ACK when asked) in RX1, else RX2, else
+        the ACK alone where it fits, else nothing (each case counted)."""
+        queue = self.downlink_queues.get(up.src) or deque()
+        head = queue[0] if queue else None
         windows = ((tx.end + self.cfg.receive_delay1_s, tx.channel, tx.sf, "rx1"),
                    (tx.end + self.cfg.receive_delay2_s, self.rx2_channel, self.cfg.rx2_sf,
                     "rx2"))
         for start, channel, sf, which in windows:
-            toa = time_on_air(self._ack_params[sf], self.cfg.ack_bytes)
-            if not self._free(start, start + toa):
+            carry = head if head is not None and len(head.payload) <= \
+                self.cfg.max_payload(sf) else None
+            if head is not None and carry is None:
+                self.counters.downlinks_too_large_for_rx2 += 1
+            if carry is None and not up.confirmed:
                 continue
-            if not self.duty.allowed(channel, start):
+            payload = carry.payload if carry is not None else b""
+            toa = self.downlink_airtime(len(payload), sf)
+            if not self._free(start, start + toa) or not self.duty.allowed(channel, start):
                 continue
+            if carry is not None:
+                queue.popleft()
+            frame = Downlink(up.src, up.fcnt if up.confirmed else None, payload,
+                             fpending=bool(queue))
             self._downlinks.append((start, start + toa))
             self.duty.record(channel, start, toa)
-            self.kernel.call_at(start, self._send_downlink, channel, sf, frame, toa)
-            if which == "rx1":
-                self.counters.acks_rx1 += 1
-            else:
-                self.counters.acks_rx2 += 1
+            self.kernel.call_at(start, self._send_downlink, channel, sf, frame, toa, carry)
+            if up.confirmed:
+                if which == "rx1":
+                    self.counters.acks_rx1 += 1
+                else:
+                    self.counters.acks_rx2 += 1
+            if carry is not None:
+                if which == "rx1":
+                    self.counters.downlinks_rx1 += 1
+                else:
+                    self.counters.downlinks_rx2 += 1
             return
-        self.counters.acks_dropped += 1
+        if up.confirmed:
+            self.counters.acks_dropped += 1
+        if head is not None:
+            self.counters.downlinks_deferred += 1
 
     def _free(self, start: float, end: float) -> bool:
         """The transmitter is free over [start, end]: no downlink, no class B beacon."""
@@ -395,7 +581,7 @@ class LorawanGateway:
         return all(e <= start or s >= end for s, e in self._downlinks)
 
     def _send_downlink(self, channel: int, sf: int, frame: Downlink | Beacon,
-                       toa: float) -> None:
+                       toa: float, request: MacRequest | None = None) -> None:
         self.radio.sf = sf
         dst = frame.dst if isinstance(frame, Downlink) else BROADCAST
         self.radio.transmit(channel, dst, frame, toa, lambda: None)
@@ -403,7 +589,10 @@ class LorawanGateway:
         self.counters.downlink_airtime_s += toa
         for reception in self._locked.values():   # frames being received are lost now
             reception.lost_half_duplex = True
-
+        if request is not None:       # unconfirmed downlink: done once it is on air
+            request.attempts = 1
+            self._emit("tx", request, airtime_s=toa, channel=channel, sf=sf)
+            self._finish(request, Status.DELIVERED)
 
 
 @dataclass
@@ -453,7 +642,8 @@ class ClassBDevice(ClassADevice):
         self._beacon_window_s = beacon_toa_s + 2 * cfg.max_rx_error_s
 
     def start(self) -> None:
-        """Schedule the class B windows from the first beacon on."""
+        """Schedule the class B windows from the first beacon on (and the keep-alive)."""
+        super().start()
         self.kernel.call_at(self.cfg.beacon_period_s - self._b_lead(), self._beacon_window)
 
     def _b_lead(self) -> float:

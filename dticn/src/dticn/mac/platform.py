@@ -88,6 +88,13 @@ class MacRequest:
     delivered_at: float | None = None
     context: Any = None
 
+    def close(self, status: Status, now: float) -> None:
+        """Stamp the request finished with ``status`` at ``now`` (every MAC does it so)."""
+        self.status = status
+        self.finished = now
+        if status is Status.DELIVERED and self.delivered_at is None:
+            self.delivered_at = now
+
 
 @dataclass(frozen=True)
 class MacEvent:

@@ -21,6 +21,7 @@ from dticn.energy.model import EnergyMeter
 from dticn.energy.profiles import Activity, EnergyProfile, load_energy_profile
 from dticn.mac.lorawan import ClassADevice, ClassBDevice, LorawanGateway, Uplink
 from dticn.mac.lorawan_config import LorawanConfig, data_rate
+from dticn.mac.platform import MacEvent
 from dticn.phy.airtime import LoRaParams
 from dticn.phy.channels import ChannelPlan
 from dticn.phy.config import load_phy_config
@@ -82,8 +83,12 @@ def build_lorawan_context(s: Scenario, config: LorawanConfig | None = None) -> L
 class LorawanNetwork:
     """Builds and runs the event-by-event LoRaWAN class A model of a scenario."""
 
-    def __init__(self, scenario: Scenario, ctx: LorawanContext | None = None) -> None:
+    def __init__(self, scenario: Scenario, ctx: LorawanContext | None = None, *,
+                 traffic: bool = True, report_s: float | None = None) -> None:
+        """``traffic``: generate the scenario's items (False: an upper layer sends, as the
+        NDN edge does); ``report_s``: the devices' keep-alive period (None: none)."""
         self.s = scenario
+        self._traffic = traffic
         self.ctx = ctx if ctx is not None else build_lorawan_context(scenario)
         s, ctx = self.s, self.ctx
         self.kernel = EventKernel()
@@ -112,10 +117,12 @@ class LorawanNetwork:
                     DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle), ctx.config,
                     ctx.phy, ctx.uplink_channels, ctx.rx2_channel,
                     random.Random(s.seed * 1_000_003 + i))
-            dev = (ClassBDevice(*args, confirmed=s.confirmed, beacon_channel=ctx.rx2_channel,
+            dev = (ClassBDevice(*args, confirmed=s.confirmed, report_s=report_s,
+                                beacon_channel=ctx.rx2_channel,
                                 beacon_toa_s=self.gateway.beacon_toa_s)
-                   if class_b else ClassADevice(*args, confirmed=s.confirmed))
-            dev.observers.append(lambda what, up, node=i: self._device_event(node, what, up))
+                   if class_b else ClassADevice(*args, confirmed=s.confirmed,
+                                                report_s=report_s))
+            dev.observers.append(self._device_event)
             self.medium.attach(i, radio)
             self.devices[i] = dev
             self.meters[i] = meter
@@ -125,20 +132,20 @@ class LorawanNetwork:
     # -- traffic ----------------------------------------------------------------------
     def _send_item(self, node: int, payload: bytes) -> None:
         self.stats[node].generated += 1
-        self.devices[node].send(payload)
+        self.devices[node].send(GATEWAY, payload)
 
     def _gateway_rx(self, up: Uplink, at: float) -> None:
         if up.src in self.stats and self.items.received(up.src, up.payload, at):
             self.stats[up.src].delivered += 1
 
-    def _device_event(self, node: int, what: str, up: Uplink | None) -> None:
-        st = self.stats[node]
-        if what == "tx":
+    def _device_event(self, event: MacEvent) -> None:
+        st = self.stats[event.node]
+        if event.kind == "tx":
             st.tx_frames += 1
             self.frames += 1
-            if up is not None and up.attempt > 1:
+            if event.detail.get("attempt", 1) > 1:
                 st.retries += 1
-        elif what == "failed":
+        elif event.kind == "failed":
             st.failed += 1
 
     def _medium_event(self, what: str, tx: Transmission, receiver: int) -> None:
@@ -148,9 +155,9 @@ class LorawanNetwork:
     # -- running ----------------------------------------------------------------------
     def start(self) -> None:
         for dev in self.devices.values():
-            if isinstance(dev, ClassBDevice):
-                dev.start()
-        self.items.start()
+            dev.start()
+        if self._traffic:
+            self.items.start()
 
     def run(self, progress: Callable[[float], Any] | None = None) -> RadioResult:
         """Run to the horizon; ``progress(fraction)`` now and then."""

@@ -1,5 +1,6 @@
 """What every gateway scheme shares: node registration, the node table, the gateway's own
-endpoint, and the DSME schedule it can read.
+endpoint, and the MAC timing it can read (DSME's schedule or LoRaWAN's receive windows,
+:mod:`dticn.schemes.mac_timing`).
 
 A scheme is a :class:`~dticn.forwarder.hooks.ForwarderHooks` of the gateway's forwarder
 (the core's pipelines stay untouched). The steps every scheme runs first:
@@ -21,18 +22,16 @@ from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.pit import PitEntry
 from dticn.links.app_endpoint import Endpoint
-from dticn.mac.coordinator import DsmeCoordinator
-from dticn.mac.gts import Direction
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
-from dticn.phy.airtime import time_on_air
+from dticn.schemes.mac_timing import MacTiming
 from dticn.schemes.signalling import GATEWAY_NAME, REGISTRATION_PREFIX, ack
 from dticn.sim.kernel import EventKernel
 
 
 @dataclass
 class GatewayContext:
-    """What a scheme may use: the clock, its own endpoint, its LoRa faces, the MAC schedule.
+    """What a scheme may use: the clock, its own endpoint, its LoRa faces, the MAC timing.
 
     Everything is given at construction, before the forwarder exists: the scheme is built
     on the context and becomes the forwarder's hooks at the forwarder's construction, so
@@ -47,7 +46,7 @@ class GatewayContext:
     """
 
     kernel: EventKernel
-    coordinator: DsmeCoordinator
+    mac: MacTiming
     rng: random.Random
     endpoint: Endpoint
     node_faces: dict[Face, int]
@@ -76,24 +75,9 @@ class GatewayContext:
                 return name[:length], face
         return None
 
-    # -- the DSME schedule (what the RICE-schedule hint reads) -------------------------
-    def next_slot(self, face: Face, direction: Direction, after: float) -> float:
-        """Start of the next GTS in ``direction`` at or after ``after`` of the node behind
-        LoRa face ``face``."""
-        node = self.node_faces[face]
-        when = self.coordinator.next_slot_time(node, direction, after)
-        if when is None:
-            raise ValueError(f"node {node} has no {direction} GTS; allocate one in the scenario")
-        return when
-
-    def airtime(self, payload_bytes: int) -> float:
-        """LoRa time on air of a MAC data frame carrying ``payload_bytes``."""
-        coord = self.coordinator
-        return time_on_air(coord.p.phy, payload_bytes + coord.cfg.data_overhead)
-
-    def downlink_backlog(self, face: Face) -> int:
-        """Frames already queued for the downlink GTS of the node behind ``face``."""
-        return len(self.coordinator.downlink_queues.get(self.node_faces[face], ()))
+    def node(self, face: Face) -> int:
+        """MAC address of the node behind the gateway's LoRa face ``face``."""
+        return self.node_faces[face]
 
 
 class GatewayScheme(ForwarderHooks):

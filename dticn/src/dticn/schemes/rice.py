@@ -11,9 +11,11 @@ Algorithm (per consumer Interest reaching the gateway, after a CS miss):
    from the gateway's CS, or gets a shorter hint if the node is late.
 
 Hint modes: ``rice`` uses the artifact's static one multisuperframe (30.72 s, its "TODO:
-make dynamic"); ``rice-schedule`` reads the DSME schedule: the next downlink GTS of the
-node (after the frames already queued for it), the node's next uplink GTS after that
-frame and its ACK, plus the reply's airtime.
+make dynamic"), or one reporting period over LoRaWAN; ``rice-schedule`` reads the MAC's
+timing (:mod:`dticn.schemes.mac_timing`): over DSME the next downlink GTS of the node
+(after the frames already queued for it), the node's next uplink GTS after that frame and
+its ACK, plus the reply's airtime; over LoRaWAN class A the node's next uplink (its last
+one plus the reporting period), RX1 after it, and the reply's uplink.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from dticn.forwarder.face import Face
 from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.pit import PitEntry
 from dticn.forwarder.retx import RetxPolicy
-from dticn.mac.gts import Direction
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name
 from dticn.schemes.base import ConsumerBehaviour, ConsumerHost, SchemeConfig
@@ -31,8 +32,6 @@ from dticn.schemes.signalling import is_signal, nack, wait_hint
 
 HINT_GUARD_S = 0.1
 """Added to every hint: the consumer's Interest needs a moment to reach the gateway."""
-REPLY_PAYLOAD_BYTES = 116
-"""The reply's size is unknown in advance; assume a full frame (upper bound on airtime)."""
 RICE_RETRY_S = 1.0
 """A RICE consumer asks again this long after a lost answer (timeout, network Nack)."""
 
@@ -97,11 +96,11 @@ class RiceScheme(GatewayScheme):
         return self.static_s()
 
     def static_s(self) -> float:
-        """The static hint: the profile's (the artifact's ``WAIT+32``) or one
-        multisuperframe."""
+        """The static hint: the profile's (the artifact's ``WAIT+32``) or one MAC period
+        (a multisuperframe, a reporting period)."""
         if self.ctx.static_hint_s is not None:
             return self.ctx.static_hint_s
-        return self.ctx.coordinator.cfg.timing.multisuperframe_s
+        return self.ctx.mac.period_s
 
     def estimate_late(self, face: Face) -> float:
         """Seconds until the content should arrive when it is already overdue."""
@@ -115,12 +114,11 @@ class RiceScheme(GatewayScheme):
 
     def _fetch(self, name: Name, eta_s: float, face: Face) -> None:
         """Ask the node; the request outlives the expected arrival by a LoRa round trip plus
-        one multisuperframe per frame already queued for the node's downlink GTS (one
-        frame per slot), so a backlog (duty cycle, many nodes, several items asked at once)
+        the time the frames already queued for the node take (DSME: one multisuperframe
+        per frame), so a backlog (duty cycle, many nodes, several items asked at once)
         does not make it expire in the queue and be sent again."""
         self.lora_requests += 1
-        msf = self.ctx.coordinator.cfg.timing.multisuperframe_s
-        queued_s = self.ctx.downlink_backlog(face) * msf
+        queued_s = self.ctx.mac.backlog_s(self.ctx.node(face))
         lifetime_ms = round((eta_s + queued_s + self.ctx.lora_interest_lifetime_s) * 1000)
         self.ctx.endpoint.express(Interest(name, lifetime_ms=lifetime_ms), self._arrived,
                                   self._failed)
@@ -145,7 +143,7 @@ class RiceScheme(GatewayScheme):
 
 
 class ScheduleRiceScheme(RiceScheme):
-    """Hint from the DSME schedule: next downlink slot + uplink reply slot + airtime."""
+    """Hint from the MAC timing: when the request can go down and the reply come up."""
 
     name = "rice-schedule"
 
@@ -155,22 +153,14 @@ class ScheduleRiceScheme(RiceScheme):
     def estimate_late(self, face: Face) -> float:
         ctx = self.ctx
         now = ctx.kernel.now()
-        up = ctx.next_slot(face, Direction.UP, now)
-        return up + ctx.airtime(REPLY_PAYLOAD_BYTES) - now
+        return ctx.mac.late_eta(ctx.node(face), now) - now
 
     def estimate(self, face: Face, interest: Interest | None) -> float:
         if interest is None:
             return self.estimate_late(face)
         ctx = self.ctx
-        cfg = ctx.coordinator.cfg
         now = ctx.kernel.now()
-        msf = cfg.timing.multisuperframe_s
-        down = ctx.next_slot(face, Direction.DOWN, now + cfg.turnaround_s)
-        down += ctx.downlink_backlog(face) * msf
-        down_done = (down + cfg.turnaround_s + ctx.airtime(len(interest.encode()) + 10)
-                     + 2 * cfg.turnaround_s + ctx.coordinator.ack_s)
-        up = ctx.next_slot(face, Direction.UP, down_done + cfg.wakeup_s)
-        return up + ctx.airtime(REPLY_PAYLOAD_BYTES) - now
+        return ctx.mac.reply_eta(ctx.node(face), len(interest.encode()), now) - now
 
 
 def _static(ctx: GatewayContext) -> GatewayScheme:
