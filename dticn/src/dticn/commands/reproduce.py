@@ -41,6 +41,10 @@ def reproduce(
         "artifact), switch one difference at a time to the other profile's value; prints "
         "success, p50, LoRa frames per item and lifetime per variant, writes --json and a "
         "heat map (PNG next to the JSON, or sensitivity.png in --plots)."),
+    mac: list[str] | None = typer.Option(
+        None, "--mac", help="MAC under the LoRa faces: dsme (the paper's, default) or "
+        "lorawan-a (LoRaWAN class A); repeat for the tables side by side and "
+        "mac_comparison.png."),
     pcap: Path | None = typer.Option(
         None, "--pcap", help="Directory for pcap traces, two per run: "
         "<config>-s<seed>[-<profile>][-loss<p>]-lora.pcap (every LoRa frame, IEEE "
@@ -48,7 +52,11 @@ def reproduce(
         "timestamped with the simulated time from 0."),
 ) -> None:
     """Run every configuration over several seeds; print the table, write JSON and plots."""
+    macs = _mac_names(mac)
     if sensitivity:
+        if macs != ["dsme"]:
+            raise typer.BadParameter("the sensitivity study varies the DSME edge; drop --mac",
+                                     param_hint="--mac")
         if pcap is not None:
             raise typer.BadParameter("the sensitivity study's runs are not traced; drop "
                                      "--pcap (or run without --sensitivity)",
@@ -65,7 +73,18 @@ def reproduce(
     run_reproduce(quick=quick, seeds=seeds, duration=duration, loss=loss, configs=configs,
                   battery_mah=battery_mah, workers=workers, json_out=json_out, plots=plots,
                   profiles=profile, cap_rx=cap_rx, energy_profile=energy_profile,
-                  pcap=pcap)
+                  pcap=pcap, macs=macs)
+
+
+def _mac_names(macs: list[str] | None) -> list[str]:
+    from dticn.mac.lorawan_config import MAC_NAMES
+
+    names = list(dict.fromkeys(macs)) if macs else ["dsme"]
+    bad = [m for m in names if m not in MAC_NAMES]
+    if bad:
+        raise typer.BadParameter(f"unknown MAC {bad}; known: {list(MAC_NAMES)}",
+                                 param_hint="--mac")
+    return names
 
 
 def _config_names(configs: str | None) -> list[str]:
@@ -154,7 +173,8 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
                   battery_mah: float | None = None, workers: int | None = None,
                   json_out: Path | None = None, plots: Path | None = None,
                   profiles: list[str] | None = None, cap_rx: bool | None = None,
-                  energy_profile: str | None = None, pcap: Path | None = None) -> None:
+                  energy_profile: str | None = None, pcap: Path | None = None,
+                  macs: list[str] | None = None) -> None:
     """Plain-Python entry (what ``dticn demo`` calls): same arguments as the command."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -163,9 +183,9 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     from dticn.edge_profiles import PROFILES
     from dticn.experiments.metrics import aggregate
     from dticn.experiments.params import Experiment
-    from dticn.experiments.plots import write_plots
+    from dticn.experiments.plots import write_mac_plot, write_plots
     from dticn.experiments.runner import run_many
-    from dticn.experiments.table import COLUMNS, text_rows
+    from dticn.experiments.table import COLUMNS, side_by_side, text_rows
     from dticn.radio.scenario import parse_duration
 
     preset = QUICK if quick else FULL
@@ -180,12 +200,21 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     if energy_profile is not None and energy_profile not in ENERGY_PROFILES:
         raise typer.BadParameter(f"unknown energy profile {energy_profile!r}; known: "
                                  f"{list(ENERGY_PROFILES)}", param_hint="--energy-profile")
+    macs = _mac_names(macs)
+    if pcap is not None and macs != ["dsme"]:
+        raise typer.BadParameter("pcap traces write LoRa frames as IEEE 802.15.4 (DSME); "
+                                 "drop --pcap or run --mac dsme only", param_hint="--pcap")
+    try:
+        exps = [Experiment(config=c, seed=s, duration_s=window, loss=p,
+                           battery_mah=battery_mah, profile=prof, cap_rx=cap_rx,
+                           energy_profile=energy_profile, mac=m)
+                for m in macs for prof in profs for p in losses for c in names
+                for s in range(1, n_seeds + 1)]
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from None
     for directory in (json_out.parent if json_out is not None else None, plots, pcap):
         if directory is not None:  # an unusable output path fails now, not after the runs
             directory.mkdir(parents=True, exist_ok=True)
-    exps = [Experiment(config=c, seed=s, duration_s=window, loss=p, battery_mah=battery_mah,
-                       profile=prof, cap_rx=cap_rx, energy_profile=energy_profile)
-            for prof in profs for p in losses for c in names for s in range(1, n_seeds + 1)]
     console = Console(stderr=True)
     with Progress("[progress.description]{task.description}", BarColumn(),
                   MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bar:
@@ -195,16 +224,21 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
                         pcap_dir=None if pcap is None else str(pcap))
     if pcap is not None:
         console.print(f"wrote {2 * len(exps)} pcap traces to {pcap}")
-    by_profile: dict[str, dict[float, list[dict[str, Any]]]] = {}
-    for prof in profs:
-        by_profile[prof] = {p: [aggregate([r for r in rows if r["config"] == c and r["loss"] == p
-                                           and r["profile"] == prof]) for c in names]
-                            for p in losses}
+    by_mac: dict[str, dict[str, dict[float, list[dict[str, Any]]]]] = {
+        m: {prof: {p: [aggregate([r for r in rows if r["config"] == c and r["loss"] == p
+                                  and r["profile"] == prof and r["mac"] == m])
+                       for c in names]
+                   for p in losses}
+            for prof in profs}
+        for m in macs}
+    by_profile = by_mac[macs[0]]
     tables = by_profile[profs[0]]
     out = Console()
-    for prof, agg in [(q, a) for q in profs for a in by_profile[q].values()]:
+    for m, prof, agg in [(mac_name, q, a) for mac_name in macs for q in profs
+                         for a in by_mac[mac_name][q].values()]:
         p = agg[0]["loss"]
-        table = Table(title=f"profile {prof}, CAP RX {'on' if agg[0]['cap_rx'] else 'off'}, "
+        table = Table(title=f"MAC {m}, profile {prof}, "
+                            f"CAP RX {'on' if agg[0]['cap_rx'] else 'off'}, "
                             f"lifetimes from energy profile {agg[0]['energy_profile']}: "
                             f"{n_seeds} seeds x {window:.0f} s, Internet loss {p:.0%}, "
                             f"battery {agg[0]['battery_mah']:.0f} mAh (mean ± 95% CI)")
@@ -213,11 +247,23 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
         for cells in text_rows(agg):
             table.add_row(*cells)
         out.print(table)
+    if len(macs) > 1:
+        for prof in profs:
+            for p in losses:
+                head, body = side_by_side({m: by_mac[m][prof][p] for m in macs})
+                table = Table(title=f"side by side: profile {prof}, Internet loss {p:.0%} "
+                                    f"({n_seeds} seeds x {window:.0f} s, means)")
+                for k, h in enumerate(head):
+                    table.add_column(h, justify="left" if k == 0 else "right")
+                for cells in body:
+                    table.add_row(*cells)
+                out.print(table)
     if json_out is not None:
         first = losses[0]
         doc = {
             "settings": {"seeds": list(range(1, n_seeds + 1)), "duration_s": window,
                          "losses": losses, "configs": names, "profiles": profs,
+                         "macs": macs,
                          "profile_settings": {p: PROFILES[p].as_dict() for p in profs},
                          "topology": "consumer -20ms- forwarder -20ms- gateway =LoRa= 1 node",
                          "traffic": "one transaction every U(50, 70) s"},
@@ -225,6 +271,9 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
             "rows_by_loss": {str(p): tables[p] for p in losses},
             "rows_by_profile": {prof: {str(p): t for p, t in by.items()}
                                 for prof, by in by_profile.items()},
+            "rows_by_mac": {m: {prof: {str(p): t for p, t in by.items()}
+                                for prof, by in per.items()}
+                            for m, per in by_mac.items()},
         }
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(doc, indent=1, default=float), encoding="utf-8")
@@ -232,6 +281,10 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
     plot_dir = plots if plots is not None else (json_out.parent if json_out else None)
     if plot_dir is not None:
         for path in write_plots(tables[losses[0]], plot_dir):
+            console.print(f"wrote {path}")
+        if len(macs) > 1:
+            path = write_mac_plot({m: by_mac[m][profs[0]][losses[0]] for m in macs},
+                                  plot_dir / "mac_comparison.png")
             console.print(f"wrote {path}")
 
 

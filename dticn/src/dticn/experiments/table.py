@@ -19,17 +19,18 @@ COLUMNS = (
 )
 
 
-def fmt(row: dict[str, Any], key: str, digits: int | None) -> str:
-    """``mean ± ci`` with ``digits`` decimals ("-" for NaN)."""
+def fmt(row: dict[str, Any], key: str, digits: int | None, *, ci: bool = True) -> str:
+    """``mean ± ci`` (``ci`` False: the mean alone) with ``digits`` decimals ("-" for
+    NaN)."""
     value = row.get(key)
     if digits is None:
         return str(value)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
-    ci = row.get(f"{key}_ci95")
+    half = row.get(f"{key}_ci95") if ci else None
     text = f"{value:.{digits}f}"
-    if ci is not None and not math.isnan(ci) and ci > 0:
-        text += f" ± {ci:.{digits}f}"
+    if half is not None and not math.isnan(half) and half > 0:
+        text += f" ± {half:.{digits}f}"
     return text
 
 
@@ -60,13 +61,14 @@ SIDE_BY_SIDE = (
 def side_by_side(rows_by_mac: dict[str, list[dict[str, Any]]]
                  ) -> tuple[list[str], list[list[str]]]:
     """Header and rows: each configuration once, each :data:`SIDE_BY_SIDE` metric once
-    per MAC (same configurations in the same order under every MAC)."""
+    per MAC (same configurations in the same order under every MAC); means only (the
+    per-MAC tables carry the confidence intervals)."""
     macs = list(rows_by_mac)
     head = ["config"] + [f"{title} {mac}" for _, title, _ in SIDE_BY_SIDE for mac in macs]
     body = []
     for k, first in enumerate(rows_by_mac[macs[0]]):
         cells = [str(first["config"])]
         for key, _, digits in SIDE_BY_SIDE:
-            cells += [fmt(rows_by_mac[mac][k], key, digits) for mac in macs]
+            cells += [fmt(rows_by_mac[mac][k], key, digits, ci=False) for mac in macs]
         body.append(cells)
     return head, body
