@@ -28,6 +28,15 @@ def test_grid_is_the_product_in_axis_order() -> None:
     assert exp.nodes == 10 and exp.seed == 3 and exp.interval_s == (50.0, 70.0)
     with pytest.raises(ValueError, match="missing"):
         grid({"config": ["rice"]})
+    assert {p.mac for p in points} == {"dsme"}          # left out: the paper's MAC
+
+
+def test_grid_crosses_the_mac_axis() -> None:
+    points = grid({"config": ["push"], "nodes": [1], "interval": ["50:70"],
+                   "pattern": ["uniform"], "delay": ["20"], "sf": [7], "loss": [0.0],
+                   "mac": ["dsme", "lorawan-a"]})
+    assert [p.experiment(1, 60.0).mac for p in points] == ["dsme", "lorawan-a"]
+    assert points[1].label()["mac"] == "lorawan-a"
 
 
 def test_radio_side_grows_slots_for_high_sf_and_multisuperframes_for_many_nodes() -> None:

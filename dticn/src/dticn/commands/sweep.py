@@ -37,6 +37,9 @@ def sweep(
                               help="Internet one-way delay ms, or CF:FG ms for differing RTTs."),
     sf: str = typer.Option("7", "--sf", help="Spreading factors."),
     loss: str = typer.Option("0", "--loss", help="Internet loss rates."),
+    mac: str = typer.Option("dsme", "--mac",
+                            help="MACs under the LoRa faces: dsme (the paper's) and/or "
+                                 "lorawan-a (LoRaWAN class A), e.g. dsme,lorawan-a."),
     seeds: int = typer.Option(2, "--seeds", help="Seeds per grid point."),
     duration: str = typer.Option("1h", "--duration", help="Measurement window per run."),
     workers: int | None = typer.Option(None, "--workers", help="Local processes."),
@@ -76,7 +79,7 @@ def sweep(
         points = grid({
             "config": names, "nodes": numbers["nodes"], "interval": _split(interval),
             "pattern": _split(pattern), "delay": _split(delay), "sf": numbers["sf"],
-            "loss": numbers["loss"],
+            "loss": numbers["loss"], "mac": _split(mac),
         })
         window = parse_duration(duration)
         exps = [p.experiment(s, window).with_(profile=profile, cap_rx=cap_rx,
@@ -89,7 +92,7 @@ def sweep(
         overload = schedule_overload(exps[k * seeds])
         if overload is not None:
             label = ", ".join(f"{a} {v}" for a, v in point.label().items()
-                              if a in ("config", "nodes", "interval", "sf"))
+                              if a in ("config", "nodes", "interval", "sf", "mac"))
             console.print(f"[yellow]{label}: {overload.line('point')}[/yellow]",
                           soft_wrap=True)
     with Progress("[progress.description]{task.description}", BarColumn(),
@@ -107,7 +110,9 @@ def sweep(
         agg.pop("latencies_s", None)
         rows.append(agg)
     table = Table(title=f"sweep, profile {profile}, CAP RX {'on' if rows[0]['cap_rx'] else 'off'}"
-                        f", energy profile {rows[0]['energy_profile']}: {seeds} seeds x "
+                        f", energy profile "
+                        f"{'/'.join(dict.fromkeys(r['energy_profile'] for r in rows))}: "
+                        f"{seeds} seeds x "
                         f"{window:.0f} s per point (mean ± 95% CI)")
     shown = [("success_ratio", "success", 3), ("latency_p95_s", "p95 s", 1),
              ("lora_frames_per_item", "LoRa frm/item", 2),

@@ -1,5 +1,5 @@
 """Sweep grids beyond the paper: nodes per gateway, production/request patterns, RTTs,
-spreading factors, loss. A grid is the Cartesian product of per-axis value lists; each
+spreading factors, loss, the MAC (DSME or LoRaWAN class A). A grid is the Cartesian product of per-axis value lists; each
 grid point runs over several seeds and is aggregated like a reproduce row."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ from typing import Any
 
 from dticn.experiments.params import Experiment
 
-AXES = ("config", "nodes", "interval", "pattern", "delay", "sf", "loss")
+AXES = ("config", "nodes", "interval", "pattern", "delay", "sf", "loss", "mac")
+DEFAULTS = {"mac": ["dsme"]}
+"""Axes a grid may leave out (the paper's DSME edge)."""
 
 
 def parse_interval(text: str) -> tuple[float, float]:
@@ -49,19 +51,22 @@ class GridPoint:
     delay: str
     sf: int
     loss: float
+    mac: str = "dsme"
 
     def experiment(self, seed: int, duration_s: float) -> Experiment:
         return Experiment(config=self.config, seed=seed, duration_s=duration_s,
                           nodes=self.nodes, interval_s=parse_interval(self.interval),
                           pattern=self.pattern, delays_s=parse_delay(self.delay), sf=self.sf,
-                          loss=self.loss)
+                          loss=self.loss, mac=self.mac)
 
     def label(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in AXES}
 
 
 def grid(axes: dict[str, list[Any]]) -> list[GridPoint]:
-    """Every combination, in axis order (stable, so results line up with the grid)."""
+    """Every combination, in axis order (stable, so results line up with the grid); an
+    axis of :data:`DEFAULTS` left out takes its default."""
+    axes = {**DEFAULTS, **axes}
     missing = [a for a in AXES if a not in axes]
     if missing:
         raise ValueError(f"grid needs values for every axis; missing {missing}")
