@@ -1,6 +1,7 @@
 """Sweep grids beyond the paper: nodes per gateway, production/request patterns, RTTs,
-spreading factors, loss, the MAC (DSME or LoRaWAN class A). A grid is the Cartesian product of per-axis value lists; each
-grid point runs over several seeds and is aggregated like a reproduce row."""
+spreading factors, loss, the MAC (DSME or LoRaWAN class A). A grid is the Cartesian
+product of per-axis value lists; each grid point runs over several seeds and is aggregated
+like a reproduce row."""
 
 from __future__ import annotations
 
