@@ -42,13 +42,13 @@ from dticn.mac.lorawan_config import MAC_NAMES, LorawanConfig
 from dticn.packets import Data, Interest
 from dticn.packets.name import Name, is_prefix
 from dticn.radio.context import SlotTooShort, build_context, smallest_mo_that_fits
-from dticn.radio.lorawan_network import LorawanNetwork
+from dticn.radio.lorawan_network import LorawanNetwork, build_lorawan_context
 from dticn.radio.network import RadioNetwork
 from dticn.radio.scenario import Scenario
 from dticn.radio.topology import GATEWAY
 from dticn.schemes.base import SchemeConfig, Triple
 from dticn.schemes.gateway_base import GatewayContext, GatewayScheme
-from dticn.schemes.mac_timing import DsmeTiming, LorawanTiming, MacTiming
+from dticn.schemes.mac_timing import ClassBTiming, DsmeTiming, LorawanTiming, MacTiming
 from dticn.schemes.signalling import (
     REGISTRATION_PREFIX,
     SIGNAL_CONTENT_TYPES,
@@ -64,6 +64,10 @@ LORAWAN_REPORT_S = 30.72
 """A pull node's LoRaWAN keep-alive period: the artifact's multisuperframe (SO 3, MO 5 in
 the artifact's ``external_modules/makefiles/board.mk``; 30.72 s, docs/dticn-facts.md), so
 a class A node is as reachable as a DSME node with one downlink GTS per multisuperframe."""
+EDGE_PING_PERIODICITY = 5
+"""Class B edge nodes open a ping slot every 2^5 x 0.96 s = 30.72 s (LoRaWAN 1.0.3 section
+13.1), the artifact's multisuperframe: as reachable as the DSME node and the class A node
+with its keep-alive, with no uplink to pay for it."""
 LORAWAN_CONFIRMED = True
 """Edge uplinks ask for an ACK (retransmitted up to the configured count), as every DSME
 GTS frame is acknowledged; keep-alives do not."""
@@ -123,18 +127,30 @@ def edge_mac_timing(scenario: Scenario) -> tuple[float, float]:
     if scenario.mac == "dsme":
         timing = build_context(scenario).mac.timing
         return timing.multisuperframe_s, timing.slot_s
-    return LORAWAN_REPORT_S, LorawanConfig.load().receive_delay2_s
+    cfg = edge_lorawan_config()
+    period = cfg.ping_period_s() if scenario.mac == "lorawan-b" else LORAWAN_REPORT_S
+    return period, cfg.receive_delay2_s
+
+
+def edge_lorawan_config() -> LorawanConfig:
+    """The EU868 settings with the edge's ping period (:data:`EDGE_PING_PERIODICITY`)."""
+    return LorawanConfig.load(ping_slot_periodicity=EDGE_PING_PERIODICITY)
 
 
 def _edge_mac(scenario: Scenario, *, pushes: bool
               ) -> tuple[RadioNetwork | LorawanNetwork, MacTiming]:
     """The radio network of ``scenario`` without its own traffic, and its timing for the
-    scheme. LoRaWAN pull nodes keep alive every :data:`LORAWAN_REPORT_S`; push nodes
-    need no keep-alive (everything they are sent answers one of their uplinks)."""
+    scheme. Class A pull nodes keep alive every :data:`LORAWAN_REPORT_S`; push nodes need
+    no keep-alive (everything they are sent answers one of their uplinks), nor do class B
+    nodes (their ping slots make them reachable)."""
     if scenario.mac == "dsme":
         dsme = RadioNetwork(scenario, build_context(scenario), traffic=False)
         return dsme, DsmeTiming(dsme.gateway)
-    lorawan = LorawanNetwork(scenario, traffic=False,
+    ctx = build_lorawan_context(scenario, edge_lorawan_config())
+    if scenario.mac == "lorawan-b":
+        class_b = LorawanNetwork(scenario, ctx, traffic=False)
+        return class_b, ClassBTiming(class_b.gateway)
+    lorawan = LorawanNetwork(scenario, ctx, traffic=False,
                              report_s=None if pushes else LORAWAN_REPORT_S)
     return lorawan, LorawanTiming(lorawan.gateway, LORAWAN_REPORT_S)
 

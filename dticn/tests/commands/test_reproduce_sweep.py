@@ -58,7 +58,7 @@ def test_reproduce_puts_the_macs_side_by_side(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--mac", "lorawan-z"], "unknown MAC"),
-    (["--mac", "lorawan-b"], "ping-slot"),
+    (["--mac", "lorawan-b", "--energy-profile", "dsme-lora"], "measured on dsme"),
     (["--mac", "lorawan-a", "--pcap", "{tmp}/traces"], "IEEE 802.15.4"),
     (["--mac", "lorawan-a", "--sensitivity"], "drop --mac"),
 ])

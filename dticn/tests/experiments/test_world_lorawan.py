@@ -9,12 +9,15 @@ by NDNLPv2 and reassembled; every frame (keep-alives included) is counted.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from dticn.experiments.metrics import run_metrics
 from dticn.experiments.params import Experiment
 from dticn.experiments.world import World
-from dticn.lora_edge import LORAWAN_REPORT_S
+from dticn.lora_edge import EDGE_PING_PERIODICITY, LORAWAN_REPORT_S, edge_lorawan_config
+from dticn.mac.lorawan import BEACON_GUARD_S, BEACON_RESERVED_S, ping_slot_times
 
 
 def run(**changes: object) -> tuple[World, dict]:
@@ -68,6 +71,40 @@ def test_push_rides_the_uplink_without_keepalive() -> None:
     assert dsme["latency_p50_s"] > 5 * m["latency_p95_s"]
 
 
+@pytest.mark.parametrize("config", ["v3-cr", "rice-schedule"])
+def test_class_b_interest_goes_down_in_a_ping_slot_without_keepalive(config: str) -> None:
+    world, m = run(config=config, mac="lorawan-b")
+    assert m["success_ratio"] == 1.0, m["outcomes"]
+    gw = world.radio.gateway.counters
+    dev = world.radio.devices[1]
+    assert dev.counters.empty_uplinks == 0          # the ping slots make it reachable
+    assert gw.downlinks_ping >= m["delivered"]      # the Interests went down in ping slots
+    assert dev.b.beacons_lost == 0 and dev.b.ping_slots_opened > 0
+    assert world.mac.frames == dev.counters.uplinks + gw.downlinks_rx1 + gw.downlinks_ping
+    # two frames per item (Interest down, Data up) against class A's keep-alives
+    _, class_a = run(config=config)
+    assert m["lora_frames_per_item"] < 0.7 * class_a["lora_frames_per_item"]
+    # the ping offset moves every beacon period: two slots are at most two periods apart
+    period = (1 << EDGE_PING_PERIODICITY) * 0.96
+    assert m["latency_p95_s"] <= 2 * period + 5.0
+
+
+def test_ping_slots_are_shared_spaced_and_inside_the_beacon_window() -> None:
+    cfg = edge_lorawan_config()
+    period = cfg.ping_period_s()
+    for beacon in (128.0, 256.0):
+        for address in (1, 2, 7):
+            slots = ping_slot_times(cfg, beacon, address)
+            assert slots == ping_slot_times(cfg, beacon, address)   # gateway == device
+            assert len(slots) == 4                                   # 122.88 s / 30.72 s
+            assert slots[0] >= beacon + BEACON_RESERVED_S
+            assert slots[-1] + 0.03 <= beacon + cfg.beacon_period_s - BEACON_GUARD_S
+            assert all(abs(b - a - period) < 1e-9 for a, b in itertools.pairwise(slots))
+    offsets = {ping_slot_times(cfg, b, a)[0] - b for b in (128.0, 256.0, 384.0)
+               for a in (1, 2, 3)}
+    assert len(offsets) > 1                          # drawn per beacon and device
+
+
 def test_frames_over_the_window_limit_are_fragmented_and_reassembled() -> None:
     # SF12 (DR0): 51-byte payloads; the registration ACK does not fit one downlink
     world, m = run(config="push-draft", sf=12, profile="artifact")
@@ -89,7 +126,7 @@ def test_measured_energy_profile_follows_the_mac() -> None:
     ({"mo": 5}, "no schedule to size"),
     ({"energy_profile": "dsme-lora"}, "measured on dsme"),
     ({"mac": "lorawan-c"}, "use one of"),
-    ({"mac": "lorawan-b"}, "ping-slot"),
+    ({"mac": "lorawan-b", "energy_profile": "casals-class-a"}, "measured on lorawan-a"),
 ])
 def test_settings_lorawan_cannot_take_are_refused(changes: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):

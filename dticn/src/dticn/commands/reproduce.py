@@ -271,10 +271,11 @@ def run_reproduce(*, quick: bool = False, seeds: int | None = None, duration: st
             "rows_by_loss": {str(p): tables[p] for p in losses},
             "rows_by_profile": {prof: {str(p): t for p, t in by.items()}
                                 for prof, by in by_profile.items()},
-            "rows_by_mac": {m: {prof: {str(p): t for p, t in by.items()}
-                                for prof, by in per.items()}
-                            for m, per in by_mac.items()},
         }
+        if len(macs) > 1:   # rows_by_profile holds the first MAC's rows
+            doc["rows_by_mac"] = {m: {prof: {str(p): t for p, t in by.items()}
+                                      for prof, by in per.items()}
+                                  for m, per in by_mac.items()}
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(doc, indent=1, default=float), encoding="utf-8")
         console.print(f"wrote {json_out}")

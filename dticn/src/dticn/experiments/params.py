@@ -81,11 +81,6 @@ class Experiment:
         from dticn.mac.lorawan_config import MAC_NAMES
         if self.mac not in MAC_NAMES:
             raise ValueError(f"mac={self.mac!r}: use one of {', '.join(MAC_NAMES)}")
-        if self.mac == "lorawan-b":
-            raise ValueError("mac='lorawan-b': the edge sends downlinks in class A receive "
-                             "windows only (class B ping-slot downlinks are not modelled), "
-                             "so class B would add beacon costs and no reachability; use "
-                             "lorawan-a here, and `dticn radio`/`dticn plan` for class B")
         if self.mac != "dsme" and self.mo is not None:
             raise ValueError(f"mo={self.mo}: a DSME multisuperframe order; {self.mac} has "
                              "no schedule to size (leave mo unset)")

@@ -32,6 +32,8 @@ profiles.
 
 from __future__ import annotations
 
+import hashlib
+import math
 import random
 from collections import deque
 from collections.abc import Callable
@@ -54,6 +56,55 @@ _RELEASE_PRIORITY = -5
 #: instant (the NDN gateway's forwarding is instantaneous here; a real network server has
 #: until RX1 minus the gateway's lead time, hundreds of milliseconds).
 _ANSWER_PRIORITY = 10
+#: Class B timing (LoRaWAN 1.0.3 sections 13.2 and 15.2): ping slots are 30 ms long and
+#: start after the 2.12 s beacon-reserved time; no uplink in the 3 s before a beacon.
+PING_SLOT_S = 0.030
+BEACON_RESERVED_S = 2.12
+BEACON_GUARD_S = 3.0
+#: A class B device opens its ping window this long before the slot starts (the medium
+#: hands a frame only to a receiver that listened as it began).
+PING_LEAD_S = 1e-3
+
+
+def ping_slot_times(cfg: LorawanConfig, beacon_time: float, address: int) -> list[float]:
+    """Start times of device ``address``'s ping slots in the beacon period that begins at
+    ``beacon_time`` (LoRaWAN 1.0.3 section 13.2): ``pingOffset`` drawn from the beacon time
+    and the address, then one slot every ``pingPeriod`` slots of 30 ms after the
+    beacon-reserved time. Device and network server compute the same times. The spec's
+    draw is AES-128 (key 0) over beaconTime | DevAddr; any hash both ends share plays that
+    role in a simulation, here BLAKE2b."""
+    period_slots = round(cfg.ping_period_s() / PING_SLOT_S)
+    window_slots = round((cfg.beacon_period_s - BEACON_RESERVED_S - BEACON_GUARD_S)
+                         / PING_SLOT_S)
+    digest = hashlib.blake2b(f"{beacon_time:.3f}/{address}".encode(), digest_size=2).digest()
+    offset = int.from_bytes(digest, "little") % period_slots
+    return [beacon_time + BEACON_RESERVED_S + (offset + k * period_slots) * PING_SLOT_S
+            for k in range(max(window_slots // period_slots, 1))]
+
+
+def class_b_uplink_start(cfg: LorawanConfig, now: float) -> float:
+    """When a class B device may start an uplink at or after ``now``: not in the 3 s beacon
+    guard before a beacon nor the 2.12 s beacon-reserved time after it (section 15.2)."""
+    period = cfg.beacon_period_s
+    next_beacon = (now // period + 1) * period
+    last_beacon = next_beacon - period
+    if last_beacon > 0 and now < last_beacon + BEACON_RESERVED_S:
+        return last_beacon + BEACON_RESERVED_S
+    if now > next_beacon - BEACON_GUARD_S:
+        return next_beacon + BEACON_RESERVED_S
+    return now
+
+
+def next_ping_slot(cfg: LorawanConfig, address: int, after: float) -> float:
+    """Start of ``address``'s first ping slot after ``after`` (from the next beacon on when
+    the current period has none left; no slot before the first beacon)."""
+    period = cfg.beacon_period_s
+    beacon = max(math.floor(after / period), 1) * period
+    while True:
+        for start in ping_slot_times(cfg, beacon, address):
+            if start > after:
+                return start
+        beacon += period
 
 
 @dataclass(eq=False)
@@ -113,6 +164,8 @@ class GatewayCounters:
     downlinks_rx2: int = 0
     downlinks_deferred: int = 0
     downlinks_too_large_for_rx2: int = 0
+    downlinks_ping: int = 0
+    downlinks_too_large_for_ping: int = 0
     downlink_queue_drops: int = 0
     downlink_airtime_s: float = 0.0
 
@@ -413,6 +466,9 @@ class LorawanGateway(_Reporter):
         self.downlink_queues: dict[int, deque[MacRequest]] = {}
         #: When each device's last uplink ended (the RICE hint reads it).
         self.last_uplink_end: dict[int, float] = {}
+        #: Class B devices: their queued downlinks also go out in their ping slots.
+        self.class_b: set[int] = set()
+        self._ping_planned: set[int] = set()
         #: Called once per new uplink (duplicates of a retransmission are not): the
         #: uplink and the time it was received.
         self.on_uplink: Callable[[Uplink, float], None] | None = None
@@ -460,7 +516,50 @@ class LorawanGateway(_Reporter):
             self._finish(req, Status.QUEUE_FULL)
             return req
         queue.append(req)
+        if dest in self.class_b:
+            self._plan_ping(dest)
         return req
+
+    # -- class B ping slots ------------------------------------------------------------
+    def _ping_toa(self, payload_bytes: int) -> float:
+        return self.downlink_airtime(payload_bytes, self.cfg.ping_sf)
+
+    def _plan_ping(self, dest: int) -> None:
+        """Reserve the first of ``dest``'s ping slots (within two beacon periods) where the
+        transmitter is free and the ping channel's duty cycle allows the head of its queue;
+        a head over the ping data rate's payload limit waits for a class A window."""
+        queue = self.downlink_queues.get(dest)
+        if dest in self._ping_planned or not queue:
+            return
+        size = len(queue[0].payload)
+        if size > self.cfg.max_payload(self.cfg.ping_sf):
+            self.counters.downlinks_too_large_for_ping += 1
+            return
+        toa = self._ping_toa(size)
+        now = self.kernel.now()
+        start = now
+        while start < now + 2 * self.cfg.beacon_period_s:
+            start = next_ping_slot(self.cfg, dest, start)
+            if self._free(start, start + toa) and self.duty.allowed(self.rx2_channel, start):
+                self._downlinks.append((start, start + toa))
+                self._ping_planned.add(dest)
+                self.kernel.call_at(start, self._send_ping, dest, toa)
+                return
+        self.counters.downlinks_deferred += 1
+
+    def _send_ping(self, dest: int, reserved_toa: float) -> None:
+        """The reserved ping slot: the head of the queue if it still fits the reservation
+        (a class A window may have taken the planned frame), then plan the next."""
+        self._ping_planned.discard(dest)
+        queue = self.downlink_queues.get(dest)
+        if queue and self._ping_toa(len(queue[0].payload)) <= reserved_toa + 1e-9 and \
+                self.duty.allowed(self.rx2_channel, self.kernel.now()):
+            head = queue.popleft()
+            self.duty.record(self.rx2_channel, self.kernel.now(), reserved_toa)
+            self.counters.downlinks_ping += 1
+            self._send_downlink(self.rx2_channel, self.cfg.ping_sf,
+                                Downlink(dest, None, head.payload), reserved_toa, head)
+        self._plan_ping(dest)
 
     def start_beacons(self) -> None:
         """Class B: a beacon every ``beacon_period_s`` from the first period on (10 symbol
@@ -619,15 +718,17 @@ class ClassBDevice(ClassADevice):
     The beacon goes out every ``beacon_period_s`` at multiples of it (GPS time); the device
     opens its receiver ``lead`` before it for the beacon's time on air plus a guard, at the
     beacon SF on the beacon channel. A ping slot opens for the window timeout at the ping
-    SF, at a per-period offset drawn from the device's generator (the spec draws it from
-    an AES hash of the beacon time and DevAddr). A class B window is skipped (counted) when
+    SF, at the times :func:`ping_slot_times` gives, which the network server computes too:
+    it sends a queued downlink in the device's next ping slot where its transmitter and the
+    ping channel's duty cycle allow (unconfirmed, no FPending: the next slot carries the
+    next frame), besides the class A windows. A class B window is skipped (counted) when
     an uplink transaction holds the radio, and an uplink waits for an open class B window
     to close; no uplink starts in the beacon guard (3 s before a beacon, section 15.2) or
     the beacon-reserved time (2.12 s after it).
     """
 
-    BEACON_GUARD_S = 3.0
-    BEACON_RESERVED_S = 2.12
+    BEACON_GUARD_S = BEACON_GUARD_S
+    BEACON_RESERVED_S = BEACON_RESERVED_S
 
     def __init__(self, *args: Any, beacon_channel: int, beacon_toa_s: float,
                  **kwargs: Any) -> None:
@@ -650,14 +751,7 @@ class ClassBDevice(ClassADevice):
         return self.cfg.max_rx_error_s + 1e-3
 
     def _radio_busy_until(self, now: float) -> float:
-        period = self.cfg.beacon_period_s
-        next_beacon = (now // period + 1) * period
-        last_beacon = next_beacon - period
-        if now < last_beacon + self.BEACON_RESERVED_S and last_beacon > 0:
-            return max(last_beacon + self.BEACON_RESERVED_S, self._b_open_until)
-        if now > next_beacon - self.BEACON_GUARD_S:
-            return next_beacon + self.BEACON_RESERVED_S
-        return max(now, self._b_open_until)
+        return max(class_b_uplink_start(self.cfg, now), self._b_open_until)
 
     def _free_for_class_b(self) -> bool:
         return self._current is None and self.radio.state is RadioState.SLEEP
@@ -667,18 +761,16 @@ class ClassBDevice(ClassADevice):
         beacon_at = now + self._b_lead()
         self.kernel.call_at(beacon_at + self.cfg.beacon_period_s - self._b_lead(),
                             self._beacon_window)
+        # a missed beacon keeps the device's clock (class B survives beacon-less periods,
+        # section 12.1): the period's ping slots are kept either way
         if not self._free_for_class_b():
             self.b.windows_skipped += 1
-            return
-        self._b_got_beacon = False
-        self._open_b(self.cfg.beacon_sf, self.beacon_channel,
-                     self._b_lead() + self._beacon_window_s, "beacon")
-        period = self.cfg.ping_period_s()
-        slots = max(round(period / 0.03), 1)
-        for k in range(int(self.cfg.beacon_period_s // period)):
-            offset = self.BEACON_RESERVED_S + k * period + self.rng.randrange(slots) * 0.03
-            if offset + self._ping_window_s < self.cfg.beacon_period_s - self.BEACON_GUARD_S:
-                self.kernel.call_at(beacon_at + offset, self._ping_slot)
+        else:
+            self._b_got_beacon = False
+            self._open_b(self.cfg.beacon_sf, self.beacon_channel,
+                         self._b_lead() + self._beacon_window_s, "beacon")
+        for start in ping_slot_times(self.cfg, beacon_at, self.address):
+            self.kernel.call_at(start - PING_LEAD_S, self._ping_slot)
 
     def _ping_slot(self) -> None:
         if not self._free_for_class_b():

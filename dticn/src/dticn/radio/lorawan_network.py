@@ -123,6 +123,8 @@ class LorawanNetwork:
                    if class_b else ClassADevice(*args, confirmed=s.confirmed,
                                                 report_s=report_s))
             dev.observers.append(self._device_event)
+            if class_b:
+                self.gateway.class_b.add(i)
             self.medium.attach(i, radio)
             self.devices[i] = dev
             self.meters[i] = meter

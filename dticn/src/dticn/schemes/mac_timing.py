@@ -1,5 +1,5 @@
 """When the MAC below the gateway can carry a request to a node and bring the reply back:
-what the RICE-like schemes read for their wait hints, for DSME and for LoRaWAN class A.
+what the RICE-like schemes read for their wait hints, for DSME and for LoRaWAN class A and B.
 
 A scheme never reads a MAC's internals; it asks a :class:`MacTiming`:
 
@@ -23,7 +23,7 @@ from typing import Protocol
 
 from dticn.mac.coordinator import DsmeCoordinator
 from dticn.mac.gts import Direction
-from dticn.mac.lorawan import LorawanGateway
+from dticn.mac.lorawan import LorawanGateway, class_b_uplink_start, next_ping_slot
 from dticn.phy.airtime import time_on_air
 
 LP_HEADER_BYTES = 10
@@ -140,3 +140,39 @@ class LorawanTiming:
                      + gw.downlink_airtime(min(interest_bytes + LP_HEADER_BYTES,
                                                gw.max_payload)))
         return last_down + self._uplink_s(gw.max_payload)
+
+
+class ClassBTiming(LorawanTiming):
+    """LoRaWAN class B: a request goes down in the node's next ping slot (after one ping
+    period per frame queued ahead of it), the reply comes up as soon as the slot closes and
+    the beacon guard allows. Class A windows after the node's own uplinks may carry it
+    sooner; the hint does not count on them."""
+
+    def __init__(self, gateway: LorawanGateway) -> None:
+        super().__init__(gateway, gateway.cfg.ping_period_s())
+
+    def backlog_s(self, node: int) -> float:
+        return self.downlink_backlog(node) * self.period_s
+
+    def late_eta(self, node: int, now: float) -> float:
+        if self.downlink_backlog(node):        # the request still waits for a ping slot
+            return self._after_slot(next_ping_slot(self.gateway.cfg, node, now),
+                                    self.gateway.max_payload)
+        return (class_b_uplink_start(self.gateway.cfg, now)
+                + self._uplink_s(self.gateway.max_payload))
+
+    def reply_eta(self, node: int, interest_bytes: int, now: float) -> float:
+        cfg = self.gateway.cfg
+        size = interest_bytes + LP_HEADER_BYTES
+        frames = math.ceil(size / cfg.max_payload(cfg.ping_sf))
+        slot = next_ping_slot(cfg, node, now + self.backlog_s(node)
+                              + (frames - 1) * self.period_s)
+        return self._after_slot(slot, min(size, cfg.max_payload(cfg.ping_sf)))
+
+    def _after_slot(self, slot: float, down_bytes: int) -> float:
+        """The reply's arrival after a request of ``down_bytes`` in the ping slot ``slot``."""
+        gw = self.gateway
+        cfg = gw.cfg
+        down = gw.downlink_airtime(min(down_bytes, cfg.max_payload(cfg.ping_sf)), cfg.ping_sf)
+        heard = slot + max(down, cfg.rx_window_s(cfg.ping_sf, gw.phy.bw_hz))
+        return class_b_uplink_start(cfg, heard) + self._uplink_s(gw.max_payload)
