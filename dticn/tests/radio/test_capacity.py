@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from dticn.cli import build_app
 from dticn.experiments.params import Experiment
 from dticn.experiments.world import schedule_overload
-from dticn.radio.capacity import gts_overload
+from dticn.radio.capacity import duty_overload, gts_overload
 from dticn.radio.scenario import Scenario
 
 
@@ -52,3 +52,29 @@ def test_a_sweep_point_its_schedule_cannot_carry_is_named() -> None:
     assert schedule_overload(Experiment(nodes=3, interval_s=(50.0, 70.0))) is None
     over = schedule_overload(Experiment(nodes=300, interval_s=(50.0, 70.0)))
     assert over is not None and over.factor > 1
+
+
+def test_lorawan_at_sf12_says_its_duty_cycle_cannot_carry_the_items() -> None:
+    """A 40-byte item a minute at SF12 is 2.47 s on air (4.1%), where the eight uplink
+    channels' two 1% sub-bands allow 2%: one line before running, and the delivery the run
+    then measures stays under the bound it printed."""
+    args = ["radio", "--mac", "lorawan-a", "--nodes", "5", "--duration", "2h",
+            "--traffic", "periodic:60s", "--payload", "40", "--rows", "1"]
+    out = CliRunner().invoke(build_app(), [*args, "--sf", "12"], env={"COLUMNS": "300"})
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.output.splitlines() if "duty cycle allows" in line]
+    assert len(lines) == 1, out.output
+    assert "allow 2.0% (2.1x)" in lines[0] and "at most 49% of the items" in lines[0]
+    [counts] = [line for line in out.output.splitlines() if " items, " in line]
+    generated, delivered = (int(w) for w in counts.replace(",", " ").split()[:4:2])
+    assert delivered / generated <= 0.49 + 0.01
+    fast = CliRunner().invoke(build_app(), [*args, "--sf", "7"], env={"COLUMNS": "300"})
+    assert fast.exit_code == 0 and "duty cycle allows" not in fast.output
+
+
+def test_duty_overload_needs_an_enforced_duty_cycle() -> None:
+    slow = Scenario(nodes=1, mac="lorawan-a", sf=12, payload_bytes=40, channels=3)
+    over = duty_overload(slow, 60.0)
+    assert over is not None and over.allowed_share == pytest.approx(0.01)   # one sub-band
+    assert duty_overload(slow.with_(enforce_duty_cycle=False), 60.0) is None
+    assert duty_overload(slow, 600.0) is None

@@ -136,12 +136,13 @@ def radio_command(
                                      param_hint="--pcap")
         scenario = scenario.with_(engine="events")
 
-    from dticn.radio.capacity import gts_overload
+    from dticn.radio.capacity import duty_overload, gts_overload
     from dticn.radio.traffic import parse_traffic
 
     try:
-        if lorawan:
-            overload = None       # no schedule; LoRaWAN's refusals come from its run below
+        overload: Any
+        if lorawan:               # no schedule: the duty cycle bounds what goes out
+            overload = duty_overload(scenario, parse_traffic(scenario.traffic)[1])
         else:
             msf_s = build_context(scenario).mac.timing.multisuperframe_s
             overload = gts_overload(scenario, parse_traffic(scenario.traffic)[1], msf_s)

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dticn.energy.profiles import PROFILE_MACS
-from dticn.radio.capacity import gts_overload
+from dticn.radio.capacity import duty_overload, gts_overload
 from dticn.radio.context import SlotTooShort, build_context
 from dticn.radio.engines import run
 from dticn.radio.results import RadioResult
@@ -149,6 +149,12 @@ def evaluate(work: Workload, cand: Candidate, *, engine: str = "auto") -> Candid
             overload = gts_overload(s, work.interval_s, mac_cfg.timing.multisuperframe_s)
             if overload is not None:
                 cand.refused = f"schedule carries {100 * overload.deliverable:.0f}% of the load"
+                return cand
+        else:
+            duty = duty_overload(s, work.interval_s)
+            if duty is not None:
+                cand.refused = (f"duty cycle lets out {100 * duty.deliverable:.0f}% of the "
+                                "load")
                 return cand
         result = run(s, ctx=ctx)
     except SlotTooShort as exc:
