@@ -1,8 +1,10 @@
-"""LoRaWAN class A against its published anchors: pure ALOHA and Casals et al.'s lifetime.
+"""LoRaWAN class A against its published anchors: pure ALOHA, LoRaSim's experiment 0 (simple
+and full collision modes) and Casals et al.'s lifetime.
 
-Prints both tables, writes ``results/dticn-lorawan-anchors.json`` and ``.png``; exits 1
+Prints the tables, writes ``results/dticn-lorawan-anchors.json`` and ``.png``; exits 1
 when a target of issue 23 is missed (ALOHA within 2 points of e^(-2G) with a 95% CI under
-1 point; Casals' 1 year at one message per 5 min within 15%).
+1 point; LoRaSim's DER within 2 points in both modes; Casals' 1 year at one message per
+5 min within 15%).
 
     python dticn/benchmarks/bench_lorawan_anchors.py [--frames 10000] [--quick]
 """
@@ -24,6 +26,8 @@ from dticn.validation.lorawan_anchors import (
     CASALS_ASYMPTOTE_YEARS,
     aloha_curve,
     casals_lifetime,
+    lorasim_point,
+    lorasim_reference,
 )
 
 RESULTS = Path(__file__).parent / "results"
@@ -43,6 +47,15 @@ def main() -> int:
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("pure ALOHA", total=len(loads))
         points = aloha_curve(loads, frames=frames, progress=lambda p: bar.advance(task))
+        counts = sorted(lorasim_reference()["simple"])
+        if args.quick:
+            counts = counts[::3]
+        task3 = bar.add_task("LoRaSim experiment 0", total=2 * len(counts))
+        lorasim = []
+        for full in (False, True):
+            for n in counts:
+                lorasim.append(lorasim_point(n, full=full, frames=frames * 5))
+                bar.advance(task3)
         task2 = bar.add_task("Casals lifetime", total=2)
         five_min = casals_lifetime(300.0)
         bar.advance(task2)
@@ -67,6 +80,21 @@ def main() -> int:
     console.print(f"throughput peak {peak.throughput:.4f} at G = {peak.measured_g:.2f} "
                   "(pure ALOHA: 0.1839 at G = 0.5)")
 
+    ls_table = Table(title=f"LoRaSim experiment 0 (SF12, CR 4/8, 20 B, one frequency, its "
+                           f"98.95 m disc): DER, ours ({frames * 5} frames a point) beside "
+                           "LoRaSim 0.2.1's own (3 runs, about 150,000 packets)")
+    for col in ("mode", "nodes", "G", "ours", "95% CI", "LoRaSim", "95% CI", "error pts"):
+        ls_table.add_column(col, justify="right")
+    lorasim_ok = True
+    for p in lorasim:
+        ok = abs(p.error_points) <= 2.0
+        lorasim_ok &= ok
+        ls_table.add_row("full" if p.full else "simple", str(p.nodes), f"{p.offered_g:.3f}",
+                         f"{p.der:.4f}", f"+-{100 * p.ci95:.2f} pts", f"{p.lorasim_der:.4f}",
+                         f"+-{100 * p.lorasim_ci95:.2f} pts", f"{p.error_points:+.2f}",
+                         style=None if ok else "red")
+    console.print(ls_table)
+
     life = Table(title="Casals et al. (Sensors 2017): class A, SF7, 8 B unconfirmed, 2400 mAh, "
                        "their measured energy")
     for col in ("period", "lifetime (years)", "published", "error", "mean current mA"):
@@ -83,25 +111,28 @@ def main() -> int:
                             text=True, check=False).stdout.strip()
     out = {"commit": commit, "wall_s": time.perf_counter() - wall, "frames": frames,
            "aloha": [p.as_dict() for p in points],
+           "lorasim": [p.as_dict() for p in lorasim],
            "casals": {"five_min": five_min.as_dict(), "daily": daily.as_dict(),
                       "asymptote_years": CASALS_ASYMPTOTE_YEARS},
-           "targets": {"aloha_within_2_points": aloha_ok, "casals_within_15pct": casals_ok}}
+           "targets": {"aloha_within_2_points": aloha_ok,
+                       "lorasim_within_2_points": lorasim_ok,
+                       "casals_within_15pct": casals_ok}}
     RESULTS.mkdir(exist_ok=True)
     stem = "dticn-lorawan-anchors-quick" if args.quick else "dticn-lorawan-anchors"
     (RESULTS / f"{stem}.json").write_text(json.dumps(out, indent=1))
-    _plot(points, RESULTS / f"{stem}.png")
+    _plot(points, lorasim, RESULTS / f"{stem}.png")
     console.print(f"wrote {RESULTS / stem}.json and .png ({out['wall_s']:.0f} s)")
-    return 0 if aloha_ok and casals_ok else 1
+    return 0 if aloha_ok and lorasim_ok and casals_ok else 1
 
 
-def _plot(points: list, path: Path) -> None:
+def _plot(points: list, lorasim: list, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
     g = np.linspace(0.02, 1.1, 200)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(15, 4))
     ax1.plot(g, np.exp(-2 * g), "k-", label="pure ALOHA e^(-2G)")
     ax1.errorbar([p.measured_g for p in points], [p.delivery for p in points],
                  yerr=[p.ci95 for p in points], fmt="o", label="LoRaWAN class A (events)")
@@ -114,6 +145,16 @@ def _plot(points: list, path: Path) -> None:
     ax2.set_xlabel("offered load G")
     ax2.set_ylabel("throughput S")
     ax2.legend()
+    for full, marker in ((False, "o"), (True, "s")):
+        pts = [p for p in lorasim if p.full == full]
+        mode = "full" if full else "simple"
+        ax3.plot([p.nodes for p in pts], [p.lorasim_der for p in pts], "k" + marker,
+                 mfc="none", label=f"LoRaSim 0.2.1, {mode}")
+        ax3.errorbar([p.nodes for p in pts], [p.der for p in pts],
+                     yerr=[p.ci95 for p in pts], fmt=marker, ms=4, label=f"ours, {mode}")
+    ax3.set_xlabel("nodes (experiment 0, one packet per node every 1,000 s)")
+    ax3.set_ylabel("data extraction rate")
+    ax3.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

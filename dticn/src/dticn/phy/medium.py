@@ -211,7 +211,7 @@ class Medium:
                                     self.rssi_dbm(o.sender, address, o.power_dbm))
                             for o in overlapping if o.sender != address]
                 lost = bool(overlaps) and not self.collision.survives(
-                    tx.sf, tx.start, rssi, overlaps)
+                    tx.sf, tx.start, rssi, overlaps, end=tx.end)
             if lost:
                 self.stats.collisions += 1
                 self._notify("collision", tx, address)

@@ -15,13 +15,16 @@ from dticn.phy.config import load_phy_config
 class LogDistancePathLoss:
     """PL(d) = PL(d0) + 10 n log10(d/d0) + X, X ~ N(0, sigma) per link (slow shadowing).
 
-    The defaults live in ``lora.toml`` with their source (Bor et al. 2016).
+    The defaults live in ``lora.toml`` with their source (Bor et al. 2016). Below d0 the
+    loss stays PL(d0) (the model is fitted beyond it); ``extrapolate_below_d0`` continues
+    the line instead, as LoRaSim does (its experiment-0 anchor needs it).
     """
 
     pl_d0_db: float
     d0_m: float
     exponent: float
     shadowing_sigma_db: float
+    extrapolate_below_d0: bool = False
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | None = None) -> LogDistancePathLoss:
@@ -30,8 +33,9 @@ class LogDistancePathLoss:
                    float(cfg["shadowing_sigma_db"]))
 
     def mean_loss_db(self, distance_m: float) -> float:
-        """Deterministic part of the loss at ``distance_m`` (clamped to d0 below it)."""
-        d = max(float(distance_m), self.d0_m)
+        """Deterministic part of the loss at ``distance_m`` (clamped to d0 below it unless
+        ``extrapolate_below_d0``)."""
+        d = max(float(distance_m), 1e-3 if self.extrapolate_below_d0 else self.d0_m)
         return self.pl_d0_db + 10.0 * self.exponent * math.log10(d / self.d0_m)
 
     def loss_db(self, distance_m: float, rng: np.random.Generator) -> float:

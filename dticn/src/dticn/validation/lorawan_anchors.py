@@ -8,6 +8,12 @@
   ALOHA lacks (capture: a 1000 dB threshold; duty-cycle off-times; shadowing) and keeps the
   rest of the class A device (its receive windows after every uplink). G is measured
   (airtime sent / time), and the finite-population value e^(-2G(N-1)/N) is printed beside.
+* **LoRaSim's experiment 0** (Bor et al., MSWiM '16; ``loraDir.py``): SF12, CR 4/8, one
+  frequency, 20-byte packets, nodes in LoRaSim's 98.95 m disc with its path loss, in its
+  simple collision mode (any overlap loses both: pure ALOHA) and its full mode (6 dB power
+  capture, a frame spared when the other ends in its first 3 preamble symbols,
+  :class:`~dticn.phy.collision.LoraSimCollision`), against LoRaSim's own DER measured
+  here (``lorasim_exp0.toml``, how it was run in its header).
 * **Casals et al. (Sensors 2017)**: a class A device on a 2400 mAh battery sending one
   message every 5 minutes lasts about 1 year, about 6 years asymptotically; run here with
   their measured per-state energy (``--energy-profile casals-class-a``).
@@ -16,13 +22,16 @@
 from __future__ import annotations
 
 import math
+import tomllib
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from dticn.phy.airtime import LoRaParams, time_on_air
-from dticn.radio.lorawan_network import LorawanNetwork
+from dticn.phy.collision import LoraSimCollision
+from dticn.radio.lorawan_network import LorawanNetwork, build_lorawan_context
 from dticn.radio.scenario import Scenario
+from dticn.radio.topology import Topology
 
 #: LoRaWAN frame overhead the ALOHA frames carry (MHDR, FHDR, FPort, MIC).
 _FRAME_OVERHEAD = 13
@@ -98,6 +107,83 @@ def aloha_curve(loads: Iterable[float], *, nodes_at_g1: int = 1000, frames: int 
         if progress is not None:
             progress(point)
     return points
+
+
+LORASIM_MAX_DIST_M = 98.95
+"""LoRaSim's disc for experiment 0: ``maxDist = d0 e^((Lpl - Lpld0) / (10 gamma))`` with
+Lpl = 14 dBm + 132.25 dB (its ``sensi[5,2]``), d0 40 m, Lpld0 127.41 dB, gamma 2.08."""
+LORASIM_PERIOD_S = 1000.0
+"""Mean gap between one node's packets (``avgSendTime`` 1,000,000 ms)."""
+LORASIM_PHY_BYTES = 20
+"""LoRaSim's packet length (PHY payload); here 7 application bytes + 13 of LoRaWAN."""
+
+
+@dataclass(frozen=True)
+class LoraSimPoint:
+    """One node count of LoRaSim's experiment 0: our DER beside LoRaSim's."""
+
+    nodes: int
+    full: bool
+    offered_g: float
+    frames: int
+    der: float
+    ci95: float
+    lorasim_der: float
+    lorasim_ci95: float
+
+    @property
+    def error_points(self) -> float:
+        return 100.0 * (self.der - self.lorasim_der)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "error_points": self.error_points}
+
+
+def lorasim_reference() -> dict[str, dict[int, list[tuple[int, int]]]]:
+    """LoRaSim's runs by mode (``simple``/``full``) and node count: (sent, collided)."""
+    from importlib import resources
+
+    doc = tomllib.loads(resources.files("dticn.validation").joinpath(
+        "lorasim_exp0.toml").read_text("utf-8"))
+    return {mode: {int(row["nodes"]): [tuple(r) for r in row["runs"]] for row in doc[mode]}
+            for mode in ("simple", "full")}
+
+
+def lorasim_scenario(nodes: int, *, frames: int = 50_000, seed: int = 1) -> Scenario:
+    """Experiment 0 on our class A model: LoRaSim's radio, disc, path loss and traffic; no
+    shadowing, no duty cycle, unconfirmed uplinks (its gateway never answers)."""
+    return Scenario(nodes=nodes, duration_s=frames / nodes * LORASIM_PERIOD_S,
+                    traffic=f"poisson:{LORASIM_PERIOD_S!r}s",
+                    payload_bytes=LORASIM_PHY_BYTES - _FRAME_OVERHEAD, sf=12, cr=4, seed=seed,
+                    mac="lorawan-a", channels=1, enforce_duty_cycle=False, shadowing=False,
+                    radius_m=LORASIM_MAX_DIST_M)
+
+
+def lorasim_point(nodes: int, *, full: bool, frames: int = 50_000, seed: int = 1
+                  ) -> LoraSimPoint:
+    """Run experiment 0 with ``nodes`` under LoRaSim's rule (full or simple); LoRaSim's DER
+    from its runs at that node count (mean, 95% CI from the pooled packets)."""
+    runs = lorasim_reference()["full" if full else "simple"].get(nodes)
+    if runs is None:
+        raise ValueError(f"no LoRaSim run with {nodes} nodes; measured: "
+                         f"{sorted(lorasim_reference()['simple'])}")
+    s = lorasim_scenario(nodes, frames=frames, seed=seed)
+    ctx = build_lorawan_context(s)
+    topo = ctx.topology        # LoRaSim extends its path loss below d0 (40 m)
+    ctx = replace(ctx, topology=Topology(
+        topo.positions, replace(topo.path_loss, extrapolate_below_d0=True), topo.seed,
+        shadowing=False))
+    net = LorawanNetwork(s, ctx)
+    net.medium.collision = LoraSimCollision(s.bw_hz, full=full)
+    net.run()
+    sent = sum(d.counters.uplinks for d in net.devices.values())
+    der = net.gateway.counters.received / sent
+    airtime = sum(d.counters.uplink_tx_s for d in net.devices.values())
+    ref_sent = sum(r[0] for r in runs)
+    ref = 1.0 - sum(r[1] for r in runs) / ref_sent
+    return LoraSimPoint(nodes, full, airtime / s.duration_s, sent, der,
+                        1.96 * math.sqrt(der * (1 - der) / sent), ref,
+                        1.96 * math.sqrt(ref * (1 - ref) / ref_sent))
 
 
 @dataclass(frozen=True)
