@@ -21,6 +21,7 @@ nothing (:data:`LORAWAN_REPORT_S`); a push node sends only its items.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -120,39 +121,56 @@ def edge_radio(*, nodes: int, seed: int, sf: int = 7, battery_mah: float | None 
         return scenario
 
 
-def edge_mac_timing(scenario: Scenario) -> tuple[float, float]:
+def edge_mac_timing(scenario: Scenario, reach_s: float | None = None
+                    ) -> tuple[float, float]:
     """(period, slot) of ``scenario``'s MAC, for sizing warm-up, tails and LoRa PIT
-    lifetimes: DSME's multisuperframe and GTS; LoRaWAN's keep-alive period
-    (:data:`LORAWAN_REPORT_S`) and the end of its second receive window."""
+    lifetimes: DSME's multisuperframe and GTS; LoRaWAN's reachability period (``reach_s``,
+    default :data:`LORAWAN_REPORT_S`) and the end of its second receive window."""
     if scenario.mac == "dsme":
         timing = build_context(scenario).mac.timing
         return timing.multisuperframe_s, timing.slot_s
-    cfg = edge_lorawan_config()
-    period = cfg.ping_period_s() if scenario.mac == "lorawan-b" else LORAWAN_REPORT_S
-    return period, cfg.receive_delay2_s
+    if scenario.mac == "lorawan-b":
+        cfg = edge_lorawan_config(reach_s)
+        return cfg.ping_period_s(), cfg.receive_delay2_s
+    period = LORAWAN_REPORT_S if reach_s is None else reach_s
+    return period, edge_lorawan_config().receive_delay2_s
 
 
-def edge_lorawan_config() -> LorawanConfig:
-    """The EU868 settings with the edge's ping period (:data:`EDGE_PING_PERIODICITY`)."""
-    return LorawanConfig.load(ping_slot_periodicity=EDGE_PING_PERIODICITY)
+def ping_periodicity(period_s: float) -> int:
+    """Class B's ``p`` for a ping period of ``period_s`` (2^p x 0.96 s, p in 0..7)."""
+    p = round(math.log2(period_s / 0.96)) if period_s > 0 else -1
+    if not 0 <= p <= 7 or abs((1 << p) * 0.96 - period_s) > 1e-6:
+        raise ValueError(f"class B ping period {period_s:g} s: use 2^p x 0.96 s, p in 0..7 "
+                         "(0.96, 1.92, ... 30.72, 61.44, 122.88 s)")
+    return p
 
 
-def _edge_mac(scenario: Scenario, *, pushes: bool
+def edge_lorawan_config(reach_s: float | None = None) -> LorawanConfig:
+    """The EU868 settings with the edge's ping period (``reach_s``, default
+    :data:`EDGE_PING_PERIODICITY`)."""
+    p = EDGE_PING_PERIODICITY if reach_s is None else ping_periodicity(reach_s)
+    return LorawanConfig.load(ping_slot_periodicity=p)
+
+
+def _edge_mac(scenario: Scenario, *, pushes: bool, reach_s: float | None = None
               ) -> tuple[RadioNetwork | LorawanNetwork, MacTiming]:
     """The radio network of ``scenario`` without its own traffic, and its timing for the
-    scheme. Class A pull nodes keep alive every :data:`LORAWAN_REPORT_S`; push nodes need
-    no keep-alive (everything they are sent answers one of their uplinks), nor do class B
-    nodes (their ping slots make them reachable)."""
+    scheme. Class A pull nodes keep alive every ``reach_s`` (default
+    :data:`LORAWAN_REPORT_S`); push nodes need no keep-alive (everything they are sent
+    answers one of their uplinks), nor do class B nodes (their ping slots, every
+    ``reach_s``, make them reachable)."""
     if scenario.mac == "dsme":
         dsme = RadioNetwork(scenario, build_context(scenario), traffic=False)
         return dsme, DsmeTiming(dsme.gateway)
-    ctx = build_lorawan_context(scenario, edge_lorawan_config())
     if scenario.mac == "lorawan-b":
+        ctx = build_lorawan_context(scenario, edge_lorawan_config(reach_s))
         class_b = LorawanNetwork(scenario, ctx, traffic=False)
         return class_b, ClassBTiming(class_b.gateway)
+    report_s = LORAWAN_REPORT_S if reach_s is None else reach_s
+    ctx = build_lorawan_context(scenario, edge_lorawan_config())
     lorawan = LorawanNetwork(scenario, ctx, traffic=False,
-                             report_s=None if pushes else LORAWAN_REPORT_S)
-    return lorawan, LorawanTiming(lorawan.gateway, LORAWAN_REPORT_S)
+                             report_s=None if pushes else report_s)
+    return lorawan, LorawanTiming(lorawan.gateway, report_s)
 
 
 def item_times(*, seed: int, node: int, interval_s: tuple[float, float], pattern: str,
@@ -190,11 +208,14 @@ class EdgeSettings:
         wall_wire_scale: the scheme's wait hints go on the wire in wall seconds, this many
             times fewer than the kernel's (the emulated gateway's ``--wire-time wall``);
             None: in the kernel's seconds.
+        lorawan_reach_s: a LoRaWAN node's reachability period (class A keep-alive, class
+            B ping period); None: :data:`LORAWAN_REPORT_S`.
     """
 
     lora_lifetime_s: float | None = None
     gateway_pit_covers_in_records: bool = False
     wall_wire_scale: float | None = None
+    lorawan_reach_s: float | None = None
 
 
 @dataclass
@@ -259,7 +280,8 @@ def build_edge(scenario: Scenario, config: SchemeConfig, prefixes: Sequence[Name
     (then nodes register only in push configurations: ``EdgeParts.registers``).
     """
     prof = get_profile(profile)
-    radio, timing = _edge_mac(scenario, pushes=config.pushes)
+    radio, timing = _edge_mac(scenario, pushes=config.pushes,
+                              reach_s=settings.lorawan_reach_s)
     kernel = radio.kernel
     counter = counter if counter is not None else PacketCounter()
     log = log if log is not None else ItemLog()

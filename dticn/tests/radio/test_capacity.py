@@ -78,3 +78,22 @@ def test_duty_overload_needs_an_enforced_duty_cycle() -> None:
     assert over is not None and over.allowed_share == pytest.approx(0.01)   # one sub-band
     assert duty_overload(slow.with_(enforce_duty_cycle=False), 60.0) is None
     assert duty_overload(slow, 600.0) is None
+
+
+def test_a_reachable_class_a_node_at_sf12_says_its_keepalives_exceed_the_duty_cycle() -> None:
+    """A class A node that answers Interests sends an empty uplink (13 B, 1.16 s at SF12)
+    whenever it sent nothing for 30.72 s: 3.8% of the time, where its sub-bands allow 2%.
+    The sweep names the point before running; a push node (only its items go up) and a
+    longer keep-alive period say nothing."""
+    args = ["sweep", "--configs", "rice-schedule,push-draft", "--nodes", "1",
+            "--mac", "lorawan-a", "--seeds", "1", "--duration", "10m", "--workers", "1"]
+    out = CliRunner().invoke(build_app(), [*args, "--sf", "12"], env={"COLUMNS": "300"})
+    assert out.exit_code == 0, out.output
+    lines = [line for line in out.output.splitlines() if "duty cycle allows" in line]
+    assert len(lines) == 1 and "config rice-schedule" in lines[0], out.output
+    assert "1.16 s on air every 31 s" in lines[0] and "(1.9x)" in lines[0]
+    assert "longer keep-alive period" in lines[0]
+    assert schedule_overload(Experiment(config="rice-schedule", mac="lorawan-a", sf=12,
+                                        reach_s=122.88)) is None
+    assert schedule_overload(Experiment(config="rice-schedule", mac="lorawan-b",
+                                        sf=12)) is None

@@ -1,5 +1,7 @@
 """`dticn plan`: which settings give a workload the longest battery life within its
-latency bound and delivery floor (DSME SO/MO/BO beside LoRaWAN class A SF)."""
+latency bound and delivery floor (DSME SO/MO/BO beside LoRaWAN class A and B SF), on the
+push path (the radio planner) or, with ``--scheme``, on an Interest path (the whole NDN
+edge per candidate, :mod:`dticn.experiments.edge_plan`)."""
 
 from __future__ import annotations
 
@@ -33,6 +35,15 @@ def plan_command(
     png_out: Path | None = typer.Option(None, "--png",
                                         help="Figure path (default: next to --json)."),
     rows: int = typer.Option(15, "--rows", help="Rows of the candidate table."),
+    scheme: str = typer.Option(
+        "push", "--scheme", help="push (default: items pushed up, the radio path) or a "
+        "configuration that pulls (rice-schedule, rice, v3-cr, ...): then every candidate "
+        "runs the whole NDN edge (DSME MO, LoRaWAN class A keep-alive or class B ping "
+        "period) and latency is the consumer's time to content."),
+    search: str = typer.Option("6h", "--search",
+                               help="With a pulling --scheme: simulated window per candidate "
+                                    "while searching; the recommendation is re-run over "
+                                    "--duration."),
 ) -> None:
     """Search MAC settings on the fast engines, print the Pareto front of lifetime against
     p95 latency and the recommendation with its reason, confirm it on the event engine."""
@@ -40,6 +51,7 @@ def plan_command(
     from rich.progress import Progress
     from rich.table import Table
 
+    from dticn.experiments.edge_plan import EdgeWorkload, confirm_edge, edge_candidates, plan_edge
     from dticn.radio.planner import Workload, candidates, confirm, plan
     from dticn.radio.scenario import parse_duration
 
@@ -57,14 +69,22 @@ def plan_command(
                         else parse_duration(latency_p50),
                         delivery=delivery, battery_mah=battery, energy_profile=energy_profile,
                         duration_s=parse_duration(duration), clock_ppm=clock_ppm)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from exc
-    space = list(candidates())
+        edge = None if scheme == "push" else EdgeWorkload(work, scheme,
+                                                          parse_duration(search))
+    except (ValueError, KeyError) as exc:
+        raise typer.BadParameter(str(exc).strip('"'), param_hint="--scheme"
+                                 if isinstance(exc, KeyError) else None) from exc
+    space = list(candidates() if edge is None else edge_candidates())
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("planning", total=len(space))
-        result = plan(work, space, progress=lambda c: bar.advance(task))
+        if edge is None:
+            result = plan(work, space, progress=lambda c: bar.advance(task))
+        else:
+            result = plan_edge(edge, space, progress=lambda c: bar.advance(task))
+    path = ("push path: item to gateway" if edge is None
+            else f"{scheme}: consumer's time to content")
     table = Table(title=f"Pareto front: {nodes} nodes, one {payload}-byte item every "
-                        f"{interval} per node, {battery:g} mAh")
+                        f"{interval} per node, {battery:g} mAh ({path})")
     for col in ("configuration", "energy", "lifetime d", "p50 s", "p95 s", "delivery",
                 "meets bounds"):
         table.add_column(col, justify="right")
@@ -81,29 +101,40 @@ def plan_command(
     for mac, name in (("lorawan-a", "class A"), ("lorawan-b", "class B")):
         ran = [c for c in result.candidates if c.changes.get("mac") == mac
                and c.refused is None]
-        if ran:
-            best = max(ran, key=lambda c: c.lifetime_days)
+        if ran:    # the longest-lived that meets the bounds, else the longest-lived
+            meets = [c for c in ran if not c.misses]
+            best = max(meets or ran, key=lambda c: c.lifetime_days)
             note = ("" if best.comparable else "; datasheet currents, no measured profile "
                     f"for {mac}: not comparable, not recommended")
-            out.print(f"LoRaWAN {name} at best: {best.label}, {best.lifetime_days:,.0f} "
-                      f"days, p95 {best.latency_p95_s:.1f} s ({best.energy_profile}{note})")
+            head = (f"LoRaWAN {name} at best" if meets else
+                    f"LoRaWAN {name}: none meets the bounds; longest-lived")
+            out.print(f"{head}: {best.label}, {best.lifetime_days:,.0f} days, p95 "
+                      f"{best.latency_p95_s:.1f} s, delivery {best.delivery:.4f} "
+                      f"({best.energy_profile}{note})")
     out.print(f"recommended: {result.why()}")
     payload_json = result.as_dict()
     if result.recommended is not None:
-        check = confirm(work, result.recommended)
         r = result.recommended
-        cmp = Table(title=f"{r.label}: fast engine ({r.engine}) beside the event engine")
+        if edge is None:
+            check = confirm(work, r)
+            title = f"{r.label}: fast engine ({r.engine}) beside the event engine"
+        else:
+            check = confirm_edge(edge, r)
+            title = f"{r.label}: the search run beside the full run"
+        cmp = Table(title=title)
         for col in ("", "lifetime d", "p95 s", "delivery"):
             cmp.add_column(col, justify="right")
         cmp.add_row(r.engine, f"{r.lifetime_days:,.1f}", f"{r.latency_p95_s:.2f}",
                     f"{r.delivery:.4f}")
-        cmp.add_row("events", f"{check.lifetime_days:,.1f}", f"{check.latency_p95_s:.2f}",
+        cmp.add_row(check.engine, f"{check.lifetime_days:,.1f}", f"{check.latency_p95_s:.2f}",
                     f"{check.delivery:.4f}")
         cmp.add_row("ratio", f"{check.lifetime_days / r.lifetime_days:.3f}",
                     f"{check.latency_p95_s / r.latency_p95_s:.3f}",
                     f"{check.delivery / r.delivery:.4f}")
         out.print(cmp)
-        payload_json["recommended"]["event_engine"] = check.as_dict()
+        payload_json["recommended"]["event_engine" if edge is None else "full_run"] = \
+            check.as_dict()
+    payload_json["scheme"] = scheme
     if json_out is not None:
         json_out.write_text(json.dumps(payload_json, indent=1, default=str))
         out.print(f"wrote {json_out}")

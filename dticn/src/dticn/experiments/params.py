@@ -42,6 +42,10 @@ class Experiment:
             of it (:func:`~dticn.energy.profiles.energy_profile_for_mac`).
         mac: ``dsme`` (the paper's), ``lorawan-a`` or ``lorawan-b``
             (:mod:`dticn.mac.lorawan`, :func:`dticn.lora_edge.edge_radio`).
+        reach_s: how often a LoRaWAN node can be reached: class A's keep-alive period,
+            class B's ping period (2^p x 0.96 s, p in 0..7); None: 30.72 s
+            (:data:`dticn.lora_edge.LORAWAN_REPORT_S`). DSME's is the multisuperframe
+            (``mo``).
     """
 
     config: str = "push-draft"
@@ -61,6 +65,7 @@ class Experiment:
     cap_rx: bool | None = None
     energy_profile: str | None = None
     mac: str = "dsme"
+    reach_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.pattern not in PATTERNS:
@@ -81,6 +86,15 @@ class Experiment:
         from dticn.mac.lorawan_config import MAC_NAMES
         if self.mac not in MAC_NAMES:
             raise ValueError(f"mac={self.mac!r}: use one of {', '.join(MAC_NAMES)}")
+        if self.reach_s is not None:
+            from dticn.lora_edge import ping_periodicity
+            if self.mac == "dsme":
+                raise ValueError(f"reach_s={self.reach_s}: a LoRaWAN period; DSME's is its "
+                                 "multisuperframe (set mo)")
+            if self.reach_s <= 0:
+                raise ValueError(f"reach_s={self.reach_s}: give a positive period")
+            if self.mac == "lorawan-b":
+                ping_periodicity(self.reach_s)       # raises for a period class B lacks
         if self.mac != "dsme" and self.mo is not None:
             raise ValueError(f"mo={self.mo}: a DSME multisuperframe order; {self.mac} has "
                              "no schedule to size (leave mo unset)")

@@ -34,6 +34,7 @@ from dticn.links.internet import InternetLink
 from dticn.links.observer import PacketCounter
 from dticn.lora_edge import (
     LORA_LINK,
+    LORAWAN_REPORT_S,
     EdgeSettings,
     build_edge,
     edge_mac_timing,
@@ -45,7 +46,7 @@ from dticn.net.lora_pcap import LoRaTrace, trace_radio
 from dticn.net.pcap import PcapWriter, trace_forwarder
 from dticn.packets.name import Name, name_from_str
 from dticn.packets.tlv import encode_tlv
-from dticn.radio.capacity import Overload, gts_overload
+from dticn.radio.capacity import DutyOverload, Overload, duty_overload, gts_overload
 from dticn.radio.context import build_context
 from dticn.radio.scenario import Scenario
 from dticn.schemes import get as get_config
@@ -117,12 +118,21 @@ def experiment_profile(exp: Experiment) -> Profile:
     return prof
 
 
-def schedule_overload(exp: Experiment) -> Overload | None:
-    """Whether ``exp``'s nodes offer more items than their uplink GTS carry
-    (:mod:`dticn.radio.capacity`): one item per transaction, at the mean interval. LoRaWAN
-    has no schedule (ALOHA; its duty cycle is enforced and measured in the run): None."""
+def schedule_overload(exp: Experiment) -> Overload | DutyOverload | None:
+    """Whether ``exp``'s nodes offer more than their MAC carries (:mod:`dticn.radio.capacity`):
+    on DSME more items than their uplink GTS (one item per transaction, at the mean
+    interval); on LoRaWAN class A, where a node that answers Interests sends an uplink at
+    least every keep-alive period (``reach_s``), more airtime than the duty cycle allows
+    for those uplinks, counted as empty frames (a lower bound: replies are larger). A push
+    node's or a class B node's uplinks are its NDN packets, whose size the run decides:
+    None (the run measures what the duty cycle drops)."""
     if exp.mac != "dsme":
-        return None
+        if exp.mac != "lorawan-a" or get_config(exp.config).pushes:
+            return None
+        reach_s = LORAWAN_REPORT_S if exp.reach_s is None else exp.reach_s
+        return duty_overload(radio_scenario(exp), min(reach_s, sum(exp.interval_s) / 2),
+                             payload_bytes=0, frames="uplinks that keep the node reachable",
+                             remedy="a longer keep-alive period")
     scenario = radio_scenario(exp)
     msf_s = build_context(scenario).mac.timing.multisuperframe_s
     return gts_overload(scenario, sum(exp.interval_s) / 2, msf_s)
@@ -134,7 +144,7 @@ def radio_scenario(exp: Experiment) -> Scenario:
     scenario = edge_radio(nodes=exp.nodes, seed=exp.seed, sf=exp.sf,
                           battery_mah=exp.battery_mah, mo=exp.mo, duration_s=exp.horizon_s,
                           profile=experiment_profile(exp), mac=exp.mac)
-    warmup, tail = stretched(exp, edge_mac_timing(scenario)[0])
+    warmup, tail = stretched(exp, edge_mac_timing(scenario, exp.reach_s)[0])
     return scenario.with_(duration_s=warmup + exp.duration_s + tail)
 
 
@@ -162,12 +172,13 @@ class World:
         def rng(role: str) -> random.Random:
             return random.Random(f"{seed}/{role}")
 
-        msf, slot_s = edge_mac_timing(scenario)
+        msf, slot_s = edge_mac_timing(scenario, exp.reach_s)
         self.warmup_s, _ = stretched(exp, msf)
         lora_s = lora_lifetime(msf, slot_s)
         prefixes = [node_prefix(i) for i in range(1, exp.nodes + 1)]
         self.edge = edge = build_edge(scenario, cfg, prefixes, rng=rng,
-                                      settings=EdgeSettings(lora_lifetime_s=lora_s),
+                                      settings=EdgeSettings(lora_lifetime_s=lora_s,
+                                                            lorawan_reach_s=exp.reach_s),
                                       counter=self.counter, log=self.log, profile=profile)
         self.radio = edge.radio
         self.kernel = kernel = edge.radio.kernel

@@ -74,6 +74,10 @@ class DutyOverload:
     """Time on air of one item's uplink."""
     allowed_share: float
     """Share of time the node may transmit (sum of its uplink sub-bands' limits)."""
+    frames: str = "items"
+    """What the uplinks are (items, or the keep-alives a reachable class A node sends)."""
+    remedy: str = "slower traffic"
+    """The last of the changes the line suggests."""
 
     @property
     def factor(self) -> float:
@@ -91,22 +95,27 @@ class DutyOverload:
                 f"{self.airtime_s:.2f} s on air every {self.interval_s:,.0f} s "
                 f"({100 * self.airtime_s / self.interval_s:.2f}% of the time) where its "
                 f"uplink sub-bands allow {100 * self.allowed_share:.1f}% "
-                f"({self.factor:.1f}x), so at most {100 * self.deliverable:.0f}% of the items "
-                "can go out; use a lower SF, more channels (--channels 8) or slower traffic")
+                f"({self.factor:.1f}x), so at most {100 * self.deliverable:.0f}% of the "
+                f"{self.frames} can go out; use a lower SF, more channels (--channels 8) or "
+                f"{self.remedy}")
 
 
-def duty_overload(scenario: Scenario, interval_s: float) -> DutyOverload | None:
-    """The duty-cycle overload of a LoRaWAN ``scenario`` at one item per ``interval_s`` per
-    node (first transmissions only; retransmissions make it worse), or ``None`` when the
-    duty cycle keeps up or is not enforced."""
+def duty_overload(scenario: Scenario, interval_s: float, payload_bytes: int | None = None,
+                  **wording: str) -> DutyOverload | None:
+    """The duty-cycle overload of a LoRaWAN ``scenario`` at one uplink per ``interval_s``
+    per node (first transmissions only; retransmissions make it worse), or ``None`` when
+    the duty cycle keeps up or is not enforced. ``payload_bytes``: the uplink's application
+    payload (default the scenario's item; 0 for an empty keep-alive); ``wording``: the
+    line's ``frames`` and ``remedy`` (:class:`DutyOverload`)."""
     if not scenario.enforce_duty_cycle or interval_s <= 0:
         return None
     from dticn.phy.airtime import time_on_air
     from dticn.radio.lorawan_network import build_lorawan_context
 
     ctx = build_lorawan_context(scenario)
-    toa = time_on_air(ctx.phy, scenario.payload_bytes + ctx.config.frame_overhead_bytes)
+    payload = scenario.payload_bytes if payload_bytes is None else payload_bytes
+    toa = time_on_air(ctx.phy, payload + ctx.config.frame_overhead_bytes)
     bands = {ctx.plan.subband(ch).name: ctx.plan.subband(ch).duty_cycle
              for ch in range(ctx.uplink_channels)}
-    load = DutyOverload(interval_s, toa, sum(bands.values()))
+    load = DutyOverload(interval_s, toa, sum(bands.values()), **wording)
     return load if load.factor > 1.0 else None

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from dticn.energy.profiles import PROFILE_MACS
+from dticn.energy.profiles import PROFILE_MACS, energy_profile_for_mac
 from dticn.radio.capacity import duty_overload, gts_overload
 from dticn.radio.context import SlotTooShort, build_context
 from dticn.radio.engines import run
@@ -70,10 +70,7 @@ class Workload:
 
     def profile_for(self, mac: str) -> str:
         """The profile that prices ``mac``: the one asked for, or that MAC's measured one."""
-        if mac in PROFILE_MACS[self.energy_profile]:
-            return self.energy_profile
-        measured = [p for p, macs in PROFILE_MACS.items() if mac in macs and p != "optimised"]
-        return measured[0] if measured else "optimised"
+        return energy_profile_for_mac(self.energy_profile, mac)
 
     def base(self) -> Scenario:
         return Scenario(nodes=self.nodes, duration_s=self.duration_s,
@@ -164,13 +161,18 @@ def evaluate(work: Workload, cand: Candidate, *, engine: str = "auto") -> Candid
         cand.refused = str(exc)
         return cand
     _fill(cand, result)
+    judge(work, cand)
+    return cand
+
+
+def judge(work: Workload, cand: Candidate) -> None:
+    """Note in ``cand.misses`` every bound of ``work`` its run misses."""
     if cand.delivery < work.delivery:
         cand.misses.append(f"delivery {cand.delivery:.4f} < {work.delivery}")
     if not cand.latency_p95_s <= work.latency_p95_s:
         cand.misses.append(f"p95 {cand.latency_p95_s:.0f} s > {work.latency_p95_s:.0f} s")
     if not cand.latency_p50_s <= work.latency_p50_s:
         cand.misses.append(f"p50 {cand.latency_p50_s:.0f} s > {work.latency_p50_s:.0f} s")
-    return cand
 
 
 def _fill(cand: Candidate, result: RadioResult) -> None:
