@@ -24,7 +24,7 @@ from typing import Any
 
 from dticn.edge_profiles import get_profile
 from dticn.lora_edge import LORAWAN_REPORT_S
-from dticn.radio.planner import Candidate, Plan, Workload, judge, pareto_front
+from dticn.radio.planner import Candidate, Plan, Workload, judge, plan_over
 
 SEARCH_S = 6 * 3600.0
 """Simulated window per candidate while searching (the confirmation runs the full one)."""
@@ -117,14 +117,8 @@ def plan_edge(edge: EdgeWorkload, cands: Iterable[Candidate] | None = None,
               progress: Callable[[Candidate], Any] | None = None) -> Plan:
     """Evaluate every candidate over the search window; recommend the longest-lived
     feasible one (the radio planner's rule)."""
-    done = []
-    for cand in (edge_candidates() if cands is None else cands):
-        done.append(evaluate_edge(edge, cand))
-        if progress is not None:
-            progress(done[-1])
-    feasible = [c for c in done if c.feasible]
-    best = max(feasible, key=lambda c: c.lifetime_days, default=None)
-    return Plan(edge.work, done, best, pareto_front(done))
+    return plan_over(edge.work, edge_candidates() if cands is None else cands,
+                     lambda cand: evaluate_edge(edge, cand), progress)
 
 
 def confirm_edge(edge: EdgeWorkload, cand: Candidate) -> Candidate:

@@ -250,9 +250,18 @@ class Plan:
 def plan(work: Workload, cands: Iterable[Candidate] | None = None,
          progress: Callable[[Candidate], Any] | None = None) -> Plan:
     """Evaluate every candidate on its fast engine; recommend the longest-lived feasible."""
+    return plan_over(work, candidates() if cands is None else cands,
+                     lambda cand: evaluate(work, cand), progress)
+
+
+def plan_over(work: Workload, cands: Iterable[Candidate],
+              evaluate_one: Callable[[Candidate], Candidate],
+              progress: Callable[[Candidate], Any] | None = None) -> Plan:
+    """Evaluate every candidate with ``evaluate_one`` and recommend the longest-lived
+    feasible one: the rule every planner shares, whatever runs its candidates."""
     done = []
-    for cand in (candidates() if cands is None else cands):
-        done.append(evaluate(work, cand))
+    for cand in cands:
+        done.append(evaluate_one(cand))
         if progress is not None:
             progress(done[-1])
     feasible = [c for c in done if c.feasible]
