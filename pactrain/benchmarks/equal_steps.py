@@ -1,0 +1,158 @@
+"""What PacTrain's pruning and tiers cost per step: the held-out metric at equal steps.
+
+A race (``pactrain bench --time-to-accuracy``) mixes two things: how fast a method steps on
+the link, and how much it learns per step. This benchmark isolates the second. Every
+method trains the same model from the same seed for ``--steps`` steps on loopback (the link
+does not change what a step learns), evaluating the held-out metric every
+``--eval-every`` steps (loss per byte for the language models, accuracy for the image
+ones); the PacTrain entrants run under each pruning schedule given (fractions of the run:
+``default`` is ``attach``'s 0.1-0.6, ``race`` the races' 0.0-0.2). Printed: the metric of
+each entrant at every evaluation, and its ratio to dense's at the same step.
+
+Writes ``--out``.json, ``--out``.md and ``--out``.png (metric against step, one line per
+entrant). A benchmark, not a test.
+
+    python pactrain/benchmarks/equal_steps.py --model hf-gpt2 --out out/hf-equal-steps
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from pactrain.models import check_data
+from pactrain.train.config import RunConfig
+from pactrain.train.launch import run_training
+
+#: name -> (prune_start, prune_end) as fractions of the run.
+SCHEDULES = {"default": (0.1, 0.6), "race": (0.0, 0.2), "one-shot": (0.0, 0.0)}
+
+
+def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
+    """Dense first (the reference), then every PacTrain method under every schedule."""
+    base = dict(model=args.model, workers=args.workers, steps=args.steps,
+                batch_size=args.batch_size, seed=args.seed, warmup_steps=0,
+                probe_link=False, eval_every=args.eval_every)
+    out = [("dense", RunConfig(method="dense", sparsity=0.0, **base))]
+    feedback = {"off": [None], "on": [True], "both": [None, True]}[args.error_feedback]
+    for schedule in args.schedules:
+        start, end = SCHEDULES[schedule]
+        for method in args.methods:
+            for ef in feedback:
+                out.append((f"{method}{' +EF' if ef else ''} ({schedule})",
+                            RunConfig(method=method, sparsity=args.sparsity,
+                                      prune_start=start, prune_end=end, error_feedback=ef,
+                                      **base)))
+    return out
+
+
+def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each entrant's metric over dense's at every step both evaluated."""
+    dense = {step: metric for _, step, metric in rows[0]["curve"]}
+    return [{"entrant": r["entrant"],
+             "ratio": {step: metric / dense[step] for _, step, metric in r["curve"]
+                       if step in dense}} for r in rows[1:]]
+
+
+def table(rows: list[dict[str, Any]], metric: str) -> list[str]:
+    """Markdown: the metric per evaluation step, and the last step's ratio to dense."""
+    steps = [step for _, step, _ in rows[0]["curve"]]
+    last = {r["entrant"]: r["ratio"].get(steps[-1]) for r in ratios(rows)}
+    head = ["entrant", *[f"step {s}" for s in steps], "vs dense (last)", "payload B/step"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        by_step = {step: m for _, step, m in r["curve"]}
+        cells = [f"{by_step[s]:.4f}" if s in by_step else "-" for s in steps]
+        ratio = last.get(r["entrant"])
+        cells.append("1" if r is rows[0] else ("-" if ratio is None else f"{ratio:.4f}"))
+        cells.append(f"{r['payload_bytes_per_step']:,.0f}")
+        lines.append("| " + " | ".join([r["entrant"], *cells]) + " |")
+    lines.append(f"\n({metric} on held-out data; payload is the run's mean per step)")
+    return lines
+
+
+def plot(rows: list[dict[str, Any]], metric: str, title: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for r in rows:
+        style = {"color": "black", "linestyle": "--"} if r is rows[0] else {}
+        ax.plot([p[1] for p in r["curve"]], [p[2] for p in r["curve"]], marker="o",
+                label=r["entrant"], **style)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel(f"held-out {metric}")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="hf-gpt2")
+    parser.add_argument("--methods", nargs="+",
+                        default=["pactrain-fp32", "pactrain-fp16", "pactrain-packed"])
+    parser.add_argument("--schedules", nargs="+", default=["default", "race"],
+                        choices=sorted(SCHEDULES))
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--eval-every", type=int, default=50)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=None)
+    parser.add_argument("--sparsity", type=float, default=0.8)
+    parser.add_argument("--error-feedback", choices=("off", "on", "both"), default="off",
+                        help="PacTrain entrants without (the tiers' default), with, or "
+                             "both ways with a residual for lossy tiers")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="pactrain-equal-steps")
+    args = parser.parse_args(argv)
+    console = Console()
+    try:
+        check_data([args.model])
+    except FileNotFoundError as err:
+        console.print(f"error: {err}")
+        return 2
+    if args.eval_every <= 0 or args.steps % args.eval_every:
+        console.print(f"error: --steps {args.steps} must be a multiple of --eval-every "
+                      f"{args.eval_every} (> 0), so every entrant ends on an evaluation")
+        return 2
+    rows: list[dict[str, Any]] = []
+    metric = "metric"
+    plan = entrants(args)
+    with Progress(console=console) as progress:
+        task = progress.add_task("equal steps", total=len(plan))
+        for label, config in plan:
+            progress.update(task, description=label)
+            result = run_training(config, progress=False)
+            metric = result["eval_metric"]
+            rows.append({"entrant": label, "method": config.method,
+                         "prune": [config.prune_start, config.prune_end],
+                         "curve": result["eval_curve"], "density": result["density"],
+                         "payload_bytes_per_step": result["payload_bytes_per_step"]})
+            console.print(f"{label}: {metric} {result['eval_curve'][-1][2]:.4f} at step "
+                          f"{result['eval_curve'][-1][1]}")
+            progress.advance(task)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(
+        {"rows": rows, "ratios": ratios(rows), "metric": metric, "args": vars(args)},
+        indent=1))
+    lines = table(rows, metric)
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    plot(rows, metric, f"{args.model}: held-out {metric} at equal steps "
+                       f"(sparsity {args.sparsity:g}, {args.workers} workers)",
+         out.with_suffix(".png"))
+    console.print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
