@@ -259,3 +259,48 @@ def test_accelerate_example_attaches_to_what_prepare_returns(tmp_path: Path) -> 
 def test_lightning_callback_prunes_under_the_ddp_strategy(tmp_path: Path) -> None:
     pytest.importorskip("lightning", reason="optional extra pactrain[lightning]")
     _run_example("lightning_callback.py", "self", tmp_path)
+
+
+def _masks_once(rank: int, world_size: int) -> dict:
+    """Count the optimizer pre-hook's own masking passes: after a backward through DDP the
+    compaction hook has zeroed every pruned entry (no second pass); after one that bypassed
+    DDP (the wrapped module called directly) the pre-hook masks."""
+    model = _model()
+    ddp = DistributedDataParallel(model)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    pt = pactrain.attach(ddp, optimizer, sparsity=0.75, total_steps=10, method="pactrain-fp16",
+                         prune_start=0.0, prune_end=0.0)
+    pruner = pt.tracker.pruner
+    passes = []
+    real = pruner.mask_gradients
+
+    def counted() -> None:
+        passes.append(pt.step)
+        real()
+
+    pruner.mask_gradients = counted
+    _train(ddp, optimizer, rank, range(3), micro=2)
+    pruned_grads_zero = all(bool((p.grad[~pruner.masks[n]] == 0).all())
+                            for n, p in pruner.params.items())
+    optimizer.zero_grad()
+    x, y = torch.randn(8, 12), torch.randint(0, 4, (8,))
+    nn.functional.cross_entropy(ddp(x), y).backward()        # keep DDP's reducer in step
+    optimizer.step()
+    nn.functional.cross_entropy(model(x), y).backward()      # bypasses DDP and its hook
+    bypassed_nonzero = any(bool((p.grad[~pruner.masks[n]] != 0).any())
+                           for n, p in pruner.params.items())
+    optimizer.step()
+    return {"passes": passes, "pruned_grads_zero": pruned_grads_zero,
+            "bypassed_nonzero": bypassed_nonzero,
+            "after_bypass_zero": all(bool((p.grad[~pruner.masks[n]] == 0).all())
+                                     for n, p in pruner.params.items()),
+            "weights_zero": all(bool((p[~pruner.masks[n]] == 0).all())
+                                for n, p in pruner.params.items())}
+
+
+def test_gradients_the_hook_masked_are_not_masked_again() -> None:
+    for result in run_on_local_group(_masks_once, 2):
+        assert result["pruned_grads_zero"]
+        assert result["bypassed_nonzero"]       # the direct backward left pruned entries
+        assert result["passes"] == [4]          # only the step after the bypass masked
+        assert result["after_bypass_zero"] and result["weights_zero"]

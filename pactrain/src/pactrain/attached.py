@@ -144,8 +144,15 @@ class PacTrain:
         comm = method_communicator(self.method)
         if comm is not None:
             comm.note_backward_done()
-        if self.tracker is not None:
+        if self.tracker is not None and not self._hook_masked_gradients():
             self.tracker.pruner.mask_gradients()
+
+    def _hook_masked_gradients(self) -> bool:
+        """Whether the method's hook already zeroed every pruned gradient entry this step
+        (PacTrain's compaction hook does; a backward that bypassed it, e.g. outside DDP,
+        did not, and is masked here)."""
+        take = getattr(getattr(self.method, "state", None), "take_gradients_masked", None)
+        return bool(take()) if take is not None else False
 
     def _after_optimizer_step(self, optimizer: torch.optim.Optimizer, args: Any,
                               kwargs: Any) -> None:

@@ -267,6 +267,10 @@ class CompactionState:
         self.error_feedback = error_feedback
         self.memory = ResidualMemory() if error_feedback or send_density is not None else None
         self.step = 0  # synchronized steps seen (seeds the ternary draws)
+        self.gradients_masked = False
+        """Every bucket of the latest backward went through this hook, so every pruned
+        gradient entry is already zero (scattered into a zeroed bucket, or masked by the
+        dense tier); :meth:`take_gradients_masked` reads and clears it."""
         self.tier_counts: dict[int, Counter] = {}
         self.plan: list[dict[str, Any]] = []
         """The tiers taken, as a replayable plan (:mod:`pactrain.plan`)."""
@@ -284,6 +288,15 @@ class CompactionState:
     @property
     def process_group(self) -> Any:
         return self.comm.process_group
+
+    def take_gradients_masked(self) -> bool:
+        """Whether the gradients the optimizer is about to use came out of this hook (and
+        so need no masking again), clearing the flag for the next step. Why: masking a
+        gradient the hook already masked is a full pass over every pruned matrix per step
+        (9.5% of a fashion-cnn worker's time in a py-spy profile, 4 workers on 2 cores),
+        and changes nothing."""
+        masked, self.gradients_masked = self.gradients_masked, False
+        return masked
 
     @property
     def payload(self) -> PayloadCounter:
@@ -670,6 +683,7 @@ def compaction_hook(state: CompactionState, bucket: dist.GradBucket,
     send = send_compacted if spec.compacts else send_whole_bucket
     future = send(state, index, spec, buffer, layout)
     if bucket.is_last():
+        state.gradients_masked = True
         state.comm.end_step()
         state.close_step_timing()
         state.step += 1

@@ -48,7 +48,7 @@ import torch
 import torch.distributed as dist
 
 from pactrain.compression.communicator import Communicator
-from pactrain.compression.compressors import RadixPacking, ternary_codes
+from pactrain.compression.compressors import RadixPacking, mask_multiplier, ternary_codes
 from pactrain.costs import ComputeCosts, LinkModel, ring_factor
 from pactrain.devices import collective_device
 from pactrain.tiers import TIER_NAMES, all_tiers
@@ -138,7 +138,7 @@ def probe_compute(comm: Communicator, n: int = 1 << 18, density: float = 0.25,
     world_size = comm.world_size if comm.distributed else 1
     packing = RadixPacking.for_world(world_size)
     costs = [
-        per_element(lambda: buffer.mul(mask), n),
+        per_element(lambda: buffer.mul(mask_multiplier(mask)), n),
         per_element(gather_scatter, kept.numel()),
         per_element(lambda: values.half().float(), kept.numel()),
         # the hook's own kernels: thresholds u x s, then the two-comparison codes

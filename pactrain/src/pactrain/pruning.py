@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from pactrain.compression.compressors import mask_multiplier
 from pactrain.selection import Selector, select_prunable
 
 
@@ -198,18 +199,19 @@ class GradualPruner:
         """Zero pruned weights and every optimizer-state tensor shaped like them."""
         for name, p in self.params.items():
             mask = self.masks[name]
-            p.mul_(mask)
+            keep = mask_multiplier(mask)
+            p.mul_(keep)
             if optimizer is not None:
                 for value in optimizer.state.get(p, {}).values():
                     if torch.is_tensor(value) and value.shape == p.shape:
-                        value.mul_(mask)
+                        value.mul_(keep)
 
     @torch.no_grad()
     def mask_gradients(self) -> None:
         """Zero gradients at pruned positions (gradient sparsity enforcement)."""
         for name, p in self.params.items():
             if p.grad is not None:
-                p.grad.mul_(self.masks[name])
+                p.grad.mul_(mask_multiplier(self.masks[name]))
 
     # -- facts ---------------------------------------------------------------------------
     def density(self) -> float:

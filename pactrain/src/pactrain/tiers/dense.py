@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from pactrain.compression.compressors import mask_multiplier
 from pactrain.costs import ComputeCosts
 from pactrain.tiers.base import EXACT, Tier, TierContext
 
@@ -15,7 +16,7 @@ from pactrain.tiers.base import EXACT, Tier, TierContext
 def send_bucket(ctx: TierContext, buffer: torch.Tensor,
                 flat_mask: torch.Tensor) -> torch.futures.Future:
     """Zero the pruned entries, divide by N, all-reduce the bucket in place."""
-    buffer.mul_(flat_mask).div_(ctx.world_size)
+    buffer.mul_(mask_multiplier(flat_mask)).div_(ctx.world_size)
     return ctx.comm.all_reduce(buffer).then(lambda f: f.value()[0])
 
 
