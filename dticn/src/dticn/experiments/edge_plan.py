@@ -79,9 +79,7 @@ def evaluate_edge(edge: EdgeWorkload, cand: Candidate, *, duration_s: float | No
     from dticn.experiments.world import World, schedule_overload
 
     work = edge.work
-    mac = cand.changes.get("mac", "dsme")
-    cand.energy_profile = work.profile_for(mac)
-    cand.comparable = (cand.energy_profile == "optimised") == (work.energy_profile == "optimised")
+    work.price(cand)
     profile = get_profile("model").with_(item_payload_bytes=work.payload_bytes)
     try:
         exp = Experiment(config=edge.scheme, seed=work.seed, nodes=work.nodes,

@@ -72,6 +72,14 @@ class Workload:
         """The profile that prices ``mac``: the one asked for, or that MAC's measured one."""
         return energy_profile_for_mac(self.energy_profile, mac)
 
+    def price(self, cand: Candidate) -> None:
+        """Set ``cand``'s energy profile (:meth:`profile_for` its MAC) and whether its
+        lifetime compares with the workload's (measured against measured, datasheet
+        against datasheet)."""
+        cand.energy_profile = self.profile_for(cand.changes.get("mac", "dsme"))
+        cand.comparable = ((cand.energy_profile == "optimised")
+                           == (self.energy_profile == "optimised"))
+
     def base(self) -> Scenario:
         return Scenario(nodes=self.nodes, duration_s=self.duration_s,
                         traffic=f"periodic:{self.interval_s!r}s",
@@ -128,8 +136,7 @@ def candidates(*, dsme_so: Iterable[int] = (3, 4), max_order: int = 12,
 def evaluate(work: Workload, cand: Candidate, *, engine: str = "auto") -> Candidate:
     """Run ``cand`` on ``engine`` and judge it against the workload's bounds."""
     mac = cand.changes.get("mac", "dsme")
-    cand.energy_profile = work.profile_for(mac)
-    cand.comparable = (cand.energy_profile == "optimised") == (work.energy_profile == "optimised")
+    work.price(cand)
     try:
         s = work.base().with_(**cand.changes, energy_profile=cand.energy_profile,
                               engine=engine)
