@@ -126,6 +126,7 @@ class PacTrain:
         self._prepared_step = -1
         self._handles = [
             ddp_model.register_forward_pre_hook(self._before_forward),
+            ddp_model.module.register_forward_pre_hook(self._before_any_forward),
             optimizer.register_step_pre_hook(self._before_optimizer_step),
             optimizer.register_step_post_hook(self._after_optimizer_step),
         ]
@@ -146,6 +147,13 @@ class PacTrain:
             comm.note_backward_done()
         if self.tracker is not None and not self._hook_masked_gradients():
             self.tracker.pruner.mask_gradients()
+
+    def _before_any_forward(self, module: nn.Module, args: Any) -> None:
+        """A training forward of the wrapped model, through DDP or not: gradients the
+        compaction hook masked earlier no longer vouch for the ones the optimizer will
+        use, so the flag is cleared (the hook sets it again if this backward reaches it)."""
+        if module.training and torch.is_grad_enabled():
+            self._hook_masked_gradients()
 
     def _hook_masked_gradients(self) -> bool:
         """Whether the method's hook already zeroed every pruned gradient entry this step
