@@ -21,7 +21,6 @@ nothing (:data:`LORAWAN_REPORT_S`); a push node sends only its items.
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -132,24 +131,22 @@ def edge_mac_timing(scenario: Scenario, reach_s: float | None = None
     if scenario.mac == "lorawan-b":
         cfg = edge_lorawan_config(reach_s)
         return cfg.ping_period_s(), cfg.receive_delay2_s
-    period = LORAWAN_REPORT_S if reach_s is None else reach_s
-    return period, edge_lorawan_config().receive_delay2_s
+    return keepalive_period(reach_s), edge_lorawan_config().receive_delay2_s
 
 
-def ping_periodicity(period_s: float) -> int:
-    """Class B's ``p`` for a ping period of ``period_s`` (2^p x 0.96 s, p in 0..7)."""
-    p = round(math.log2(period_s / 0.96)) if period_s > 0 else -1
-    if not 0 <= p <= 7 or abs((1 << p) * 0.96 - period_s) > 1e-6:
-        raise ValueError(f"class B ping period {period_s:g} s: use 2^p x 0.96 s, p in 0..7 "
-                         "(0.96, 1.92, ... 30.72, 61.44, 122.88 s)")
-    return p
+def keepalive_period(reach_s: float | None) -> float:
+    """A pulled class A node's keep-alive period: ``reach_s``, or
+    :data:`LORAWAN_REPORT_S` when unset."""
+    return LORAWAN_REPORT_S if reach_s is None else reach_s
 
 
 def edge_lorawan_config(reach_s: float | None = None) -> LorawanConfig:
     """The EU868 settings with the edge's ping period (``reach_s``, default
-    :data:`EDGE_PING_PERIODICITY`)."""
-    p = EDGE_PING_PERIODICITY if reach_s is None else ping_periodicity(reach_s)
-    return LorawanConfig.load(ping_slot_periodicity=p)
+    :data:`EDGE_PING_PERIODICITY`; ValueError for a period class B lacks)."""
+    if reach_s is None:
+        return LorawanConfig.load(ping_slot_periodicity=EDGE_PING_PERIODICITY)
+    return LorawanConfig.load(
+        ping_slot_periodicity=LorawanConfig.load().periodicity_for(reach_s))
 
 
 def _edge_mac(scenario: Scenario, *, pushes: bool, reach_s: float | None = None
@@ -166,7 +163,7 @@ def _edge_mac(scenario: Scenario, *, pushes: bool, reach_s: float | None = None
         ctx = build_lorawan_context(scenario, edge_lorawan_config(reach_s))
         class_b = LorawanNetwork(scenario, ctx, traffic=False)
         return class_b, ClassBTiming(class_b.gateway)
-    report_s = LORAWAN_REPORT_S if reach_s is None else reach_s
+    report_s = keepalive_period(reach_s)
     ctx = build_lorawan_context(scenario, edge_lorawan_config())
     lorawan = LorawanNetwork(scenario, ctx, traffic=False,
                              report_s=None if pushes else report_s)

@@ -87,14 +87,14 @@ class Experiment:
         if self.mac not in MAC_NAMES:
             raise ValueError(f"mac={self.mac!r}: use one of {', '.join(MAC_NAMES)}")
         if self.reach_s is not None:
-            from dticn.lora_edge import ping_periodicity
+            from dticn.lora_edge import edge_lorawan_config
             if self.mac == "dsme":
                 raise ValueError(f"reach_s={self.reach_s}: a LoRaWAN period; DSME's is its "
                                  "multisuperframe (set mo)")
             if self.reach_s <= 0:
                 raise ValueError(f"reach_s={self.reach_s}: give a positive period")
             if self.mac == "lorawan-b":
-                ping_periodicity(self.reach_s)       # raises for a period class B lacks
+                edge_lorawan_config(self.reach_s)    # raises for a period class B lacks
         if self.mac != "dsme" and self.mo is not None:
             raise ValueError(f"mo={self.mo}: a DSME multisuperframe order; {self.mac} has "
                              "no schedule to size (leave mo unset)")

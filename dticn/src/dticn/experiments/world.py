@@ -34,12 +34,12 @@ from dticn.links.internet import InternetLink
 from dticn.links.observer import PacketCounter
 from dticn.lora_edge import (
     LORA_LINK,
-    LORAWAN_REPORT_S,
     EdgeSettings,
     build_edge,
     edge_mac_timing,
     edge_radio,
     item_times,
+    keepalive_period,
 )
 from dticn.mac.platform import MacEvent
 from dticn.net.lora_pcap import LoRaTrace, trace_radio
@@ -129,8 +129,8 @@ def schedule_overload(exp: Experiment) -> Overload | DutyOverload | None:
     if exp.mac != "dsme":
         if exp.mac != "lorawan-a" or get_config(exp.config).pushes:
             return None
-        reach_s = LORAWAN_REPORT_S if exp.reach_s is None else exp.reach_s
-        return duty_overload(radio_scenario(exp), min(reach_s, sum(exp.interval_s) / 2),
+        return duty_overload(radio_scenario(exp),
+                             min(keepalive_period(exp.reach_s), sum(exp.interval_s) / 2),
                              payload_bytes=0, frames="uplinks that keep the node reachable",
                              remedy="a longer keep-alive period")
     scenario = radio_scenario(exp)

@@ -104,6 +104,16 @@ class LorawanConfig:
         """Time between a class B device's ping slots."""
         return (1 << self.ping_slot_periodicity) * self.ping_slot_unit_s
 
+    def periodicity_for(self, period_s: float) -> int:
+        """The ``ping_slot_periodicity`` whose :meth:`ping_period_s` is ``period_s`` (the
+        inverse), or ValueError naming the periods class B has."""
+        for p in range(8):
+            if abs((1 << p) * self.ping_slot_unit_s - period_s) <= 1e-6:
+                return p
+        choices = ", ".join(f"{(1 << p) * self.ping_slot_unit_s:g}" for p in range(8))
+        raise ValueError(f"class B ping period {period_s:g} s: use 2^p x "
+                         f"{self.ping_slot_unit_s:g} s, p in 0..7 ({choices} s)")
+
     def channel_plan(self, uplink_channels: int, subbands: tuple[SubBand, ...],
                      bw_hz: float = 125_000.0) -> ChannelPlan:
         """Uplink channels 0..n-1, then RX2 (index n); each checked against a sub-band."""
