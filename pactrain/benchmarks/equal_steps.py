@@ -27,6 +27,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from pactrain.models import check_data
+from pactrain.pruning import SCOPES
 from pactrain.train.config import RunConfig
 from pactrain.train.launch import run_training
 
@@ -43,12 +44,14 @@ def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
     feedback = {"off": [None], "on": [True], "both": [None, True]}[args.error_feedback]
     for schedule in args.schedules:
         start, end = SCHEDULES[schedule]
-        for method in args.methods:
-            for ef in feedback:
-                out.append((f"{method}{' +EF' if ef else ''} ({schedule})",
-                            RunConfig(method=method, sparsity=args.sparsity,
-                                      prune_start=start, prune_end=end, error_feedback=ef,
-                                      **base)))
+        for scope in args.scopes:
+            for method in args.methods:
+                for ef in feedback:
+                    where = schedule if len(args.scopes) == 1 else f"{schedule}, {scope}"
+                    out.append((f"{method}{' +EF' if ef else ''} ({where})",
+                                RunConfig(method=method, sparsity=args.sparsity,
+                                          prune_start=start, prune_end=end,
+                                          prune_scope=scope, error_feedback=ef, **base)))
     return out
 
 
@@ -103,6 +106,8 @@ def main(argv: list[str]) -> int:
                         default=["pactrain-fp32", "pactrain-fp16", "pactrain-packed"])
     parser.add_argument("--schedules", nargs="+", default=["default", "race"],
                         choices=sorted(SCHEDULES))
+    parser.add_argument("--scopes", nargs="+", default=[SCOPES[0]], choices=SCOPES,
+                        help="how weights are ranked for pruning (pactrain.pruning)")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--eval-every", type=int, default=50)
     parser.add_argument("--workers", type=int, default=4)
@@ -135,6 +140,7 @@ def main(argv: list[str]) -> int:
             metric = result["eval_metric"]
             rows.append({"entrant": label, "method": config.method,
                          "prune": [config.prune_start, config.prune_end],
+                         "scope": config.prune_scope,
                          "curve": result["eval_curve"], "density": result["density"],
                          "payload_bytes_per_step": result["payload_bytes_per_step"]})
             console.print(f"{label}: {metric} {result['eval_curve'][-1][2]:.4f} at step "

@@ -26,7 +26,7 @@ def test_cubic_schedule_matches_formula_and_updates_on_frequency() -> None:
     assert [t for t in range(40) if odd.is_update_step(t)] == [0, 10, 20, 25]
 
 
-@pytest.mark.parametrize("scope", ["global", "layer"])
+@pytest.mark.parametrize("scope", ["lamp", "global", "layer"])
 def test_masks_hit_target_sparsity_and_prune_smallest(scope: str) -> None:
     model = _model()
     pruner = GradualPruner(model, PruningConfig(final_sparsity=0.7, scope=scope))
@@ -34,13 +34,42 @@ def test_masks_hit_target_sparsity_and_prune_smallest(scope: str) -> None:
     assert pruner.update_masks(0.7)
     total = sum(m.numel() for m in pruner.masks.values())
     kept = sum(int(m.sum()) for m in pruner.masks.values())
-    assert total - kept == int(0.7 * total) if scope == "global" else kept < 0.31 * total + 3
+    assert total - kept == int(0.7 * total) if scope != "layer" else kept < 0.31 * total + 3
     for name, mask in pruner.masks.items():
         weight = pruner.params[name].detach().abs()
         if scope == "layer":
             assert mask.numel() - int(mask.sum()) == int(0.7 * mask.numel())
         if mask.any() and (~mask).any():
             assert weight[~mask].max() <= weight[mask].min()
+
+
+def test_lamp_ignores_a_layers_scale_where_global_magnitude_does_not() -> None:
+    """GPT-2's residual projections start at a third of the others' scale: a global |w|
+    ranking then prunes them almost whole, LAMP prunes as if the scales were equal."""
+    masks = {}
+    for scope in ("lamp", "global"):
+        for scale in (1.0, 0.05):
+            model = _model()
+            with torch.no_grad():
+                model[0].weight.mul_(scale)
+            pruner = GradualPruner(model, PruningConfig(final_sparsity=0.8, scope=scope))
+            pruner.update_masks(0.8)
+            masks[scope, scale] = {n: m.clone() for n, m in pruner.masks.items()}
+    for name in masks["lamp", 1.0]:
+        assert torch.equal(masks["lamp", 1.0][name], masks["lamp", 0.05][name])
+    shrunk = masks["global", 0.05]["0.weight"]
+    assert shrunk.float().mean() < 0.5 * masks["global", 1.0]["0.weight"].float().mean()
+
+
+def test_lamp_keeps_every_layers_largest_weight_and_the_small_layers_denser() -> None:
+    model = _model()
+    pruner = GradualPruner(model, PruningConfig(final_sparsity=0.97, scope="lamp"))
+    pruner.update_masks(0.97)
+    for name, mask in pruner.masks.items():
+        weight = pruner.params[name].detach().abs()
+        assert mask.flatten()[weight.flatten().argmax()]
+    density = {n: m.float().mean().item() for n, m in pruner.masks.items()}
+    assert density["4.weight"] > density["2.weight"]  # 30 weights against 1,440
 
 
 def test_ties_are_broken_deterministically_and_masks_only_shrink() -> None:

@@ -74,7 +74,7 @@ class AttachSettings:
         total_steps: length of the run; the pruning schedule is laid over it.
         prune_start, prune_end: fractions of ``total_steps`` where pruning runs.
         prune_frequency: steps between mask updates (``None``: about 10 updates).
-        scope: ``"global"`` or ``"layer"`` ranking.
+        scope: how weights are ranked (``pactrain.pruning.SCOPES``).
         world_size: the process group's size (derived, never typed by hand).
         options: method-specific options.
     """
@@ -241,7 +241,7 @@ def attach(
     ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer, *,
     sparsity: float = 0.8, total_steps: int, method: str = "pactrain",
     prune_start: float = 0.1, prune_end: float = 0.6, prune_frequency: int | None = None,
-    scope: str = "global", prune: Selector = None, seed: int = 0,
+    scope: str = "lamp", prune: Selector = None, seed: int = 0,
     error_feedback: bool | None = None,
     options: dict[str, Any] | None = None, state: dict[str, Any] | None = None,
     plan: Any = None,

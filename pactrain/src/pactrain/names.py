@@ -16,3 +16,5 @@ METHOD_NAMES: tuple[str, ...] = tuple(sorted((
     "dense", "dgc", "fp16", "no-comm", "pactrain", *forced_method_names(), "powersgd",
     "powersgd-r1", "powersgd-r2", "terngrad", "topk",
 )))
+#: How weights are ranked for pruning, the default first (:mod:`pactrain.pruning`).
+PRUNE_SCOPES: tuple[str, ...] = ("lamp", "global", "layer")

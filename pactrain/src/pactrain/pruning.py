@@ -12,10 +12,21 @@ Target sparsity at step t (t0 = start, t1 = end, s_i initial, s_f final)::
 
     s_t = s_f + (s_i - s_f) * (1 - (t - t0) / (t1 - t0)) ** 3      for t0 <= t <= t1
 
-Masks change only on update steps (t0, t0 + frequency, ..., and t1). Ranking is by |w|,
-either globally over all prunable weights or per layer, with a deterministic tie-break
-(stable sort: among equal magnitudes the lower flat index is pruned first), so ranks that
-hold the same weights derive the same masks without talking. Once pruned, a weight stays
+Masks change only on update steps (t0, t0 + frequency, ..., and t1). Ranking (``scope``) is
+by |w| globally over all prunable weights, by |w| within each layer, or by LAMP scores
+globally (Lee et al., "Layer-adaptive sparsity for the magnitude-based pruning", ICLR 2021:
+a weight's w^2 over the sum of w^2 of the weights of its layer at least as large), with a
+deterministic tie-break (among equal scores the lower flat index is pruned first), so ranks
+that hold the same weights derive the same masks without talking.
+
+Why LAMP: a global |w| ranking compares layers on their initialisation scale. Hugging Face's
+GPT-2 initialises every residual output projection (``c_proj``) at 0.02 / sqrt(2 x layers)
+instead of 0.02, so global magnitude pruning at 80% keeps 0.6% of those projections and 34%
+of the others (measured on the byte-level config): it nearly cuts each block's write to the
+residual stream. A per-layer ranking avoids that but prunes a 288-weight first convolution as
+hard as a 3.2 M-weight linear layer. LAMP's score is invariant to a layer's scale and keeps
+small layers denser, and its authors measure it at or above global, uniform and ERK
+allocations on VGG, ResNet, DenseNet and EfficientNet. Once pruned, a weight stays
 pruned. Pruned weights and their optimizer state (momentum, Adam moments) are zeroed, and
 gradients at pruned positions are zeroed before the optimizer sees them, so weight decay
 cannot revive them.
@@ -30,7 +41,11 @@ import torch
 from torch import nn
 
 from pactrain.compression.compressors import mask_multiplier
+from pactrain.names import PRUNE_SCOPES
 from pactrain.selection import Selector, select_prunable
+
+#: How weights are ranked for pruning (see the module docstring), the default first.
+SCOPES: tuple[str, ...] = PRUNE_SCOPES
 
 
 class NothingToPruneError(ValueError):
@@ -47,7 +62,8 @@ class PruningConfig:
         end_step: last mask update (t1); the final sparsity holds from here on.
         frequency: steps between mask updates.
         initial_sparsity: sparsity at ``start_step`` (s_i).
-        scope: ``"global"`` (one ranking over all prunable weights) or ``"layer"``.
+        scope: ``"lamp"`` (one ranking of LAMP scores over all prunable weights),
+            ``"global"`` (one ranking of |w|) or ``"layer"`` (|w| within each layer).
     """
 
     final_sparsity: float = 0.8
@@ -55,7 +71,7 @@ class PruningConfig:
     end_step: int = 100
     frequency: int = 10
     initial_sparsity: float = 0.0
-    scope: str = "global"
+    scope: str = "lamp"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.initial_sparsity <= self.final_sparsity < 1.0:
@@ -68,11 +84,11 @@ class PruningConfig:
                 f"need start_step <= end_step and frequency >= 1, got {self.start_step}, "
                 f"{self.end_step}, {self.frequency}"
             )
-        if self.scope not in ("global", "layer"):
-            raise ValueError(f"scope must be 'global' or 'layer', got {self.scope!r}")
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}")
 
     @classmethod
-    def for_run(cls, steps: int, final_sparsity: float, scope: str = "global",
+    def for_run(cls, steps: int, final_sparsity: float, scope: str = "lamp",
                 start: float = 0.1, end: float = 0.6,
                 frequency: int | None = None) -> PruningConfig:
         """A schedule that prunes from ``start`` to ``end`` (fractions) of a run of
@@ -151,8 +167,9 @@ class GradualPruner:
         """
         self.sparsity = sparsity
         changed = False
-        if self.config.scope == "global":
-            scores = torch.cat([self._scores(n).flatten() for n in self.params])
+        if self.config.scope in ("global", "lamp"):
+            score = self._lamp_scores if self.config.scope == "lamp" else self._scores
+            scores = torch.cat([score(n).flatten() for n in self.params])
             keep = self._keep_mask(scores, sparsity)
             offset = 0
             for name, mask in self.masks.items():
@@ -170,6 +187,23 @@ class GradualPruner:
     def _scores(self, name: str) -> torch.Tensor:
         score = self.params[name].detach().abs().float()
         return torch.where(self.masks[name], score, torch.full_like(score, -1.0))
+
+    def _lamp_scores(self, name: str) -> torch.Tensor:
+        """LAMP score of every weight of one layer: w_u^2 / sum of w_v^2 over the live
+        weights v of the layer with |w_v| >= |w_u| (in ascending order from u on); the
+        largest live weight scores 1. Pruned weights score -1, so they stay pruned.
+
+        O(n log n) per layer (one sort), on update steps only. Sums in float64: a 3.2 M
+        entry tail sum in float32 loses the small weights' shares."""
+        magnitude = self._scores(name).flatten().double()
+        squares = torch.where(magnitude >= 0, magnitude * magnitude,
+                              torch.zeros_like(magnitude))
+        ordered, order = torch.sort(squares, stable=True)
+        tail = ordered.flip(0).cumsum(0).flip(0)
+        lamp = torch.empty_like(squares)
+        lamp[order] = ordered / tail.clamp_min(torch.finfo(torch.float64).tiny)
+        return torch.where(magnitude >= 0, lamp, torch.full_like(lamp, -1.0)).view_as(
+            self.params[name])
 
     @staticmethod
     def _keep_mask(scores: torch.Tensor, sparsity: float) -> torch.Tensor:

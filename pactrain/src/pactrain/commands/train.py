@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pactrain.names import METHOD_NAMES, MODEL_NAMES
+from pactrain.names import METHOD_NAMES, MODEL_NAMES, PRUNE_SCOPES
 
 
 def check_send_options(method: str, send_density: float | None, send_select: str) -> None:
@@ -44,6 +44,10 @@ def train(
     prune: list[str] | None = typer.Option(
         None, help="Prune only parameters whose name matches this fnmatch pattern "
                    "(repeatable; default: every weight matrix of a linear map)."),
+    prune_scope: str = typer.Option(
+        PRUNE_SCOPES[0],
+        help=f"How weights are ranked for pruning: {', '.join(PRUNE_SCOPES)} (LAMP scores "
+             "over all layers, |w| over all, |w| per layer)."),
     seed: int = typer.Option(0, help="Seeds model init, data order and compression."),
     batch_size: int | None = typer.Option(None, help="Per-worker batch (default: model's)."),
     lr: float | None = typer.Option(None, help="SGD learning rate (default: model's)."),
@@ -102,6 +106,9 @@ def train(
         except KeyError as err:
             raise typer.BadParameter(str(err.args[0]), param_hint=kind) from None
     check_send_options(method, send_density, send_select)
+    if prune_scope not in PRUNE_SCOPES:
+        raise typer.BadParameter(f"{prune_scope!r}: choose one of {', '.join(PRUNE_SCOPES)}",
+                                 param_hint="--prune-scope")
     require_data([model], data_dir)
     replay = None
     if plan is not None:
@@ -118,7 +125,7 @@ def train(
 
     config = RunConfig(
         model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
-        sparsity=sparsity, prune=list(prune) if prune else None,
+        sparsity=sparsity, prune=list(prune) if prune else None, prune_scope=prune_scope,
         seed=seed, batch_size=batch_size, lr=lr, accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
         error_feedback=error_feedback,
