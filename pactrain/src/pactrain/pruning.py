@@ -25,11 +25,12 @@ instead of 0.02, so global magnitude pruning at 80% keeps 0.6% of those projecti
 of the others (measured on the byte-level config): it nearly cuts each block's write to the
 residual stream. A per-layer ranking avoids that but prunes a 288-weight first convolution as
 hard as a 3.2 M-weight linear layer. LAMP's score is invariant to a layer's scale and keeps
-small layers denser, and its authors measure it at or above global, uniform and ERK
-allocations on VGG, ResNet, DenseNet and EfficientNet. Once pruned, a weight stays
-pruned. Pruned weights and their optimizer state (momentum, Adam moments) are zeroed, and
-gradients at pruned positions are zeroed before the optimizer sees them, so weight decay
-cannot revive them.
+small layers denser, and its authors (arXiv:2010.07611) report it outperforming the usual
+layerwise sparsities (global, uniform, ERK) under various image classification setups.
+
+Once pruned, a weight stays pruned. Pruned weights and their optimizer state (momentum,
+Adam moments) are zeroed, and gradients at pruned positions are zeroed before the optimizer
+sees them, so weight decay cannot revive them.
 """
 
 from __future__ import annotations
@@ -190,20 +191,24 @@ class GradualPruner:
 
     def _lamp_scores(self, name: str) -> torch.Tensor:
         """LAMP score of every weight of one layer: w_u^2 / sum of w_v^2 over the live
-        weights v of the layer with |w_v| >= |w_u| (in ascending order from u on); the
-        largest live weight scores 1. Pruned weights score -1, so they stay pruned.
+        weights v of the layer with |w_v| >= |w_u| (in ascending order from u on, ties in
+        flat order); the largest live weight scores 1. Pruned weights score -1, so they
+        stay pruned.
 
-        O(n log n) per layer (one sort), on update steps only. Sums in float64: a 3.2 M
-        entry tail sum in float32 loses the small weights' shares."""
-        magnitude = self._scores(name).flatten().double()
-        squares = torch.where(magnitude >= 0, magnitude * magnitude,
-                              torch.zeros_like(magnitude))
-        ordered, order = torch.sort(squares, stable=True)
+        One stable sort of the layer's live weights per mask update, none per step: the
+        live ones only, because the gradual schedule's later updates find most of a layer
+        already pruned (0.85 s for fashion-cnn's 3.3 M weights sorted whole on one core,
+        against 0.15 s for a global |w| update). Sums in float64: a 3.2 M entry tail sum in
+        float32 loses the small weights' shares."""
+        mask = self.masks[name].flatten()
+        live = self.params[name].detach().flatten()[mask].double().square()
+        ordered, order = torch.sort(live, stable=True)
         tail = ordered.flip(0).cumsum(0).flip(0)
-        lamp = torch.empty_like(squares)
-        lamp[order] = ordered / tail.clamp_min(torch.finfo(torch.float64).tiny)
-        return torch.where(magnitude >= 0, lamp, torch.full_like(lamp, -1.0)).view_as(
-            self.params[name])
+        live_scores = torch.empty_like(live)
+        live_scores[order] = ordered / tail.clamp_min(torch.finfo(torch.float64).tiny)
+        scores = torch.full(mask.shape, -1.0, dtype=torch.float64, device=mask.device)
+        scores[mask] = live_scores
+        return scores.view_as(self.params[name])
 
     @staticmethod
     def _keep_mask(scores: torch.Tensor, sparsity: float) -> torch.Tensor:
