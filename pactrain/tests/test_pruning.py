@@ -1,10 +1,12 @@
 """Gradual magnitude pruning: schedule, ranking, enforcement (single process)."""
 
+import math
+
 import pytest
 import torch
 from torch import nn
 
-from pactrain.pruning import GradualPruner, NothingToPruneError, PruningConfig
+from pactrain.pruning import LAMP_SAMPLE, GradualPruner, NothingToPruneError, PruningConfig
 
 
 def _model(seed: int = 0) -> nn.Module:
@@ -22,6 +24,10 @@ def test_cubic_schedule_matches_formula_and_updates_on_frequency() -> None:
     assert config.target_sparsity(500) == pytest.approx(0.8)
     updates = [t for t in range(100) if config.is_update_step(t)]
     assert updates == [10, 20, 30, 40, 50]
+    early = PruningConfig.for_run(100, 0.9, start=0.0, end=0.2, initial=0.5)
+    assert early.target_sparsity(0) == pytest.approx(0.5)  # s_i at t0: sparse at once
+    assert early.target_sparsity(10) == pytest.approx(0.9 - 0.4 * 0.5 ** 3)
+    assert early.target_sparsity(20) == pytest.approx(0.9)
     odd = PruningConfig(final_sparsity=0.5, start_step=0, end_step=25, frequency=10)
     assert [t for t in range(40) if odd.is_update_step(t)] == [0, 10, 20, 25]
 
@@ -70,6 +76,37 @@ def test_lamp_keeps_every_layers_largest_weight_and_the_small_layers_denser() ->
         assert mask.flatten()[weight.flatten().argmax()]
     density = {n: m.float().mean().item() for n, m in pruner.masks.items()}
     assert density["4.weight"] > density["2.weight"]  # 30 weights against 1,440
+
+
+def _exact_lamp_kept(weight: torch.Tensor, all_weights: list[torch.Tensor],
+                     sparsity: float) -> int:
+    """Kept count of one layer under LAMP scored whole (the paper's definition)."""
+    def scores(w: torch.Tensor) -> torch.Tensor:
+        squares = torch.sort(w.detach().flatten().double().square()).values
+        return squares / squares.flip(0).cumsum(0).flip(0)
+    everything = torch.cat([scores(w) for w in all_weights])
+    threshold = torch.kthvalue(everything, math.floor(sparsity * everything.numel())).values
+    return int((scores(weight) > threshold).sum())
+
+
+def test_lamp_allocation_on_a_sample_of_a_large_layer_matches_the_exact_one() -> None:
+    """A layer over LAMP_SAMPLE live weights is scored on a strided sample; its share
+    stays within 1% of the exact LAMP allocation and the total is exact."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(1024, 512), nn.Linear(512, 32), nn.Linear(32, 10))
+    with torch.no_grad():
+        model[0].weight.mul_(0.3)  # a scale global |w| would punish
+    pruner = GradualPruner(model, PruningConfig(final_sparsity=0.9, scope="lamp"))
+    weights = [pruner.params[n] for n in pruner.params]
+    expected = {n: _exact_lamp_kept(pruner.params[n], weights, 0.9) for n in pruner.params}
+    pruner.update_masks(0.9)
+    total = sum(m.numel() for m in pruner.masks.values())
+    assert total - sum(int(m.sum()) for m in pruner.masks.values()) == math.floor(0.9 * total)
+    big = "0.weight"
+    assert pruner.masks[big].numel() > 4 * LAMP_SAMPLE
+    assert abs(int(pruner.masks[big].sum()) - expected[big]) <= 0.01 * expected[big]
+    for name in ("1.weight", "2.weight"):  # exact below the sample size, up to the tie
+        assert abs(int(pruner.masks[name].sum()) - expected[name]) <= 0.01 * expected[name] + 2
 
 
 def test_ties_are_broken_deterministically_and_masks_only_shrink() -> None:
@@ -149,4 +186,4 @@ def test_keep_mask_prunes_what_a_stable_sort_would_with_ties() -> None:
         n_prune = math.floor(sparsity * n)
         if n_prune:
             expected[torch.argsort(scores, stable=True)[:n_prune]] = False
-        assert torch.equal(GradualPruner._keep_mask(scores, sparsity), expected)
+        assert torch.equal(GradualPruner._keep_mask(scores, n_prune), expected)

@@ -77,6 +77,7 @@ class AttachSettings:
         scope: how weights are ranked (``pactrain.pruning.SCOPES``).
         world_size: the process group's size (derived, never typed by hand).
         options: method-specific options.
+        prune_initial: sparsity the schedule starts from at ``prune_start`` (s_i).
     """
 
     method: str
@@ -88,10 +89,12 @@ class AttachSettings:
     scope: str
     world_size: int
     options: dict[str, Any] = field(default_factory=dict)
+    prune_initial: float = 0.0
 
     def pruning(self) -> PruningConfig:
         return PruningConfig.for_run(self.total_steps, self.sparsity, self.scope,
-                                     self.prune_start, self.prune_end, self.prune_frequency)
+                                     self.prune_start, self.prune_end, self.prune_frequency,
+                                     self.prune_initial)
 
 
 #: Settings a checkpoint must match to be loaded (the others may change on resume).
@@ -241,7 +244,7 @@ def attach(
     ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer, *,
     sparsity: float = 0.8, total_steps: int, method: str = "pactrain",
     prune_start: float = 0.1, prune_end: float = 0.6, prune_frequency: int | None = None,
-    scope: str = "lamp", prune: Selector = None, seed: int = 0,
+    prune_initial: float = 0.0, scope: str = "lamp", prune: Selector = None, seed: int = 0,
     error_feedback: bool | None = None,
     options: dict[str, Any] | None = None, state: dict[str, Any] | None = None,
     plan: Any = None,
@@ -259,8 +262,10 @@ def attach(
         total_steps: optimizer steps the run will take (the schedule's length).
         method: a registered method (``pactrain --help`` and ``docs/pactrain-core.md``
             list them); baselines without pruning work too.
-        prune_start, prune_end, prune_frequency, scope: the pruning schedule
-            (:class:`~pactrain.pruning.PruningConfig`).
+        prune_start, prune_end, prune_frequency, prune_initial, scope: the pruning
+            schedule (:class:`~pactrain.pruning.PruningConfig`); ``prune_initial`` > 0
+            prunes that share at ``prune_start`` at once, so the first steps already send
+            less (what it costs in accuracy: docs/pactrain-bench.md).
         prune: which parameters to prune: ``None`` for the default rule (every trainable
             weight matrix of a linear map: ``nn.Linear``, ``nn.Conv*``, attention's
             ``in_proj_weight``, Hugging Face ``Conv1D``, a user's own 2-D projection;
@@ -324,7 +329,7 @@ def attach(
     except ValueError as exc:
         raise AttachError(str(exc)) from None
     settings = AttachSettings(method, sparsity, total_steps, prune_start, prune_end,
-                              prune_frequency, scope, world_size, options)
+                              prune_frequency, scope, world_size, options, prune_initial)
     tracker = (MaskTracker(GradualPruner(module, settings.pruning(), prune), group)
                if spec.uses_pruning else None)
     if tracker is not None:

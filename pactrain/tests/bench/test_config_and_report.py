@@ -65,6 +65,8 @@ def test_config_refuses_what_cannot_be_measured() -> None:
         BenchConfig(steps=5, warmup_steps=5)
     with pytest.raises(ValueError, match="at least 2"):
         BenchConfig(workers=1)
+    with pytest.raises(ValueError, match="--tta-prune-initial must be in"):
+        BenchConfig(sparsity=0.8, tta_prune_initial=0.9)  # above the final sparsity
     assert BenchConfig(powersgd_rank=2).method_options("powersgd") == {"rank": 2}
     assert BenchConfig(topk_density=0.01).method_options("dgc") == {"density": 0.01}
     assert BenchConfig().method_options("topk") == {}

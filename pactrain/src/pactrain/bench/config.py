@@ -44,6 +44,8 @@ class BenchConfig:
         tta_prune_end: the methods that prune reach ``sparsity`` at this fraction of
             ``tta_max_steps`` (gradual cubic schedule from step 0): early, because until
             the masks are sparse a pruning method sends (nearly) dense gradients.
+        tta_prune_initial: sparsity the race's schedule starts from at step 0 (s_i of
+            the cubic schedule; 0: dense at step 0).
         tta_batch_size: per-worker batch of the race (``None``: each model's default, the
             batch its default learning rate was tuned for; ``batch_size`` is the grid's).
         compute_floor: also run ``no-comm`` (gradients stay local, nothing is sent) once
@@ -74,6 +76,7 @@ class BenchConfig:
     tta_batch_size: int | None = None
     tta_budget_s: float | None = 600.0
     tta_prune_end: float = 0.2
+    tta_prune_initial: float = 0.0
     compute_floor: bool = True
     run_timeout_s: float = 1800.0
     seed: int = 0
@@ -90,6 +93,9 @@ class BenchConfig:
             raise ValueError("--workers must be at least 2: one worker communicates nothing")
         if not 0.0 <= self.tta_prune_end <= 1.0:
             raise ValueError(f"--tta-prune-end must be in [0, 1], got {self.tta_prune_end}")
+        if not 0.0 <= self.tta_prune_initial <= self.sparsity:
+            raise ValueError(f"--tta-prune-initial must be in [0, --sparsity "
+                             f"{self.sparsity}], got {self.tta_prune_initial}")
         racing = self.time_to_accuracy is not None or self.time_to_loss is not None
         if racing and self.tta_eval_every > self.tta_max_steps:
             raise ValueError(

@@ -160,6 +160,7 @@ def race_to_accuracy(
     run = run_config(
         config, cell, steps=config.tta_max_steps, warmup_steps=0,
         batch_size=config.tta_batch_size, prune_start=0.0, prune_end=config.tta_prune_end,
+        prune_initial=config.tta_prune_initial,
         eval_every=config.tta_eval_every, target_metric=target,
         train_budget_s=config.tta_budget_s, evaluate=False,
     )

@@ -52,6 +52,9 @@ def bench(
     tta_prune_end: float = typer.Option(
         0.2, help="In the race, pruning methods reach --sparsity at this fraction of "
         "--tta-max-steps (cubic schedule from step 0)."),
+    tta_prune_initial: float = typer.Option(
+        0.0, help="In the race, pruning methods start from this sparsity at step 0 (the "
+        "cubic schedule's initial sparsity; 0: dense at step 0)."),
     compute_floor: bool = typer.Option(
         True, help="Also run no-comm (nothing sent) per model, to report each method's "
         "exposed communication per step."),
@@ -109,7 +112,8 @@ def bench(
             tta_max_steps=tta_max_steps, tta_eval_every=tta_eval_every,
             tta_batch_size=tta_batch_size,
             tta_budget_s=tta_budget if tta_budget and tta_budget > 0 else None,
-            tta_prune_end=tta_prune_end, compute_floor=compute_floor,
+            tta_prune_end=tta_prune_end, tta_prune_initial=tta_prune_initial,
+            compute_floor=compute_floor,
             run_timeout_s=run_timeout, seed=seed,
         )
     except ValueError as err:

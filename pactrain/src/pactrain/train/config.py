@@ -33,6 +33,7 @@ class RunConfig:
             the hook's payload. Off, each rank keeps its own running statistics.
         prune_start, prune_end: fractions of ``steps`` where the pruning schedule runs.
         prune_frequency: steps between mask updates (``None``: about 10 updates).
+        prune_initial: sparsity at ``prune_start`` (the cubic schedule's s_i).
         prune_scope: how weights are ranked (``pactrain.pruning.SCOPES``).
         prune: parameter names or ``fnmatch`` patterns to prune (``None``: the default
             rule of :mod:`pactrain.selection`).
@@ -77,6 +78,7 @@ class RunConfig:
     prune_start: float = 0.1
     prune_end: float = 0.6
     prune_frequency: int | None = None
+    prune_initial: float = 0.0
     prune_scope: str = "lamp"
     prune: list[str] | None = None
     error_feedback: bool | None = None

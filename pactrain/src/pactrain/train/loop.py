@@ -47,10 +47,17 @@ from pactrain.train.held_out import HeldOutCurve
 from pactrain.wire_counters import read_own_counters, wire_per_step
 
 
+def attach_settings(config: RunConfig, world_size: int) -> AttachSettings:
+    """What ``pactrain.attach`` would record for this run (one place for its schedule)."""
+    return AttachSettings(
+        config.method, config.sparsity, config.steps, config.prune_start, config.prune_end,
+        config.prune_frequency, config.prune_scope, world_size, dict(config.method_options),
+        config.prune_initial)
+
+
 def pruning_config(config: RunConfig) -> PruningConfig:
     """The schedule of a run: from ``prune_start`` to ``prune_end`` of its steps."""
-    return PruningConfig.for_run(config.steps, config.sparsity, config.prune_scope,
-                                 config.prune_start, config.prune_end, config.prune_frequency)
+    return attach_settings(config, config.workers).pruning()
 
 
 def method_config(config: RunConfig, rank: int, world_size: int) -> MethodConfig:
@@ -177,10 +184,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
             method.load_state_dict(per_rank[rank])
     attach(ddp, method)
     apply_hook_momentum(method, optimizer)
-    session = PacTrain(ddp, optimizer, AttachSettings(
-        config.method, config.sparsity, config.steps, config.prune_start, config.prune_end,
-        config.prune_frequency, config.prune_scope, world_size, dict(config.method_options),
-    ), method, tracker)
+    session = PacTrain(ddp, optimizer, attach_settings(config, world_size), method, tracker)
     session.step = start_step
 
     stream = spec.batches(rank, world_size, batch_size, config.seed,
