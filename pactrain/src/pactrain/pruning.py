@@ -231,7 +231,8 @@ class GradualPruner:
             share = torch.full_like(squares, float(stride))
             share[-1] = live.numel() - stride * (squares.numel() - 1)  # the layer's largest
             capacity.append(share)
-            owner.append(torch.full(squares.shape, index, dtype=torch.long))
+            owner.append(torch.full(squares.shape, index, dtype=torch.long,
+                                    device=squares.device))
         order = torch.sort(torch.cat(scores), stable=True).indices
         capacity_sorted = torch.cat(capacity)[order]
         owner_sorted = torch.cat(owner)[order]
@@ -239,7 +240,8 @@ class GradualPruner:
         last = int(torch.searchsorted(reached, float(to_prune)))  # the item that reaches it
         taken = capacity_sorted[:last + 1].clone()
         taken[-1] -= float(reached[last]) - to_prune
-        per_layer = torch.zeros(len(self.masks), dtype=torch.float64).index_add_(
+        per_layer = torch.zeros(len(self.masks), dtype=torch.float64,
+                                device=taken.device).index_add_(
             0, owner_sorted[:last + 1], taken)
         return {name: pruned[name] + round(float(per_layer[index]))
                 for index, name in enumerate(self.masks)}
