@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from pactrain.models import check_data
-from pactrain.pruning import SCOPES
+from pactrain.names import PRUNE_SCOPES
 from pactrain.train.config import RunConfig
 from pactrain.train.launch import run_training
 
@@ -106,7 +106,8 @@ def main(argv: list[str]) -> int:
                         default=["pactrain-fp32", "pactrain-fp16", "pactrain-packed"])
     parser.add_argument("--schedules", nargs="+", default=["default", "race"],
                         choices=sorted(SCHEDULES))
-    parser.add_argument("--scopes", nargs="+", default=[SCOPES[0]], choices=SCOPES,
+    parser.add_argument("--scopes", nargs="+", default=[PRUNE_SCOPES[0]],
+                        choices=PRUNE_SCOPES,
                         help="how weights are ranked for pruning (pactrain.pruning)")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--eval-every", type=int, default=50)

@@ -74,7 +74,7 @@ class AttachSettings:
         total_steps: length of the run; the pruning schedule is laid over it.
         prune_start, prune_end: fractions of ``total_steps`` where pruning runs.
         prune_frequency: steps between mask updates (``None``: about 10 updates).
-        scope: how weights are ranked (``pactrain.pruning.SCOPES``).
+        scope: how weights are ranked (``pactrain.names.PRUNE_SCOPES``).
         world_size: the process group's size (derived, never typed by hand).
         options: method-specific options.
         prune_initial: sparsity the schedule starts from at ``prune_start`` (s_i).

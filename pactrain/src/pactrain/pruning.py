@@ -45,10 +45,6 @@ from pactrain.compression.compressors import mask_multiplier
 from pactrain.names import PRUNE_SCOPES
 from pactrain.selection import Selector, select_prunable
 
-#: How weights are ranked for pruning (see the module docstring), the default first.
-SCOPES: tuple[str, ...] = PRUNE_SCOPES
-
-
 #: Live weights per layer above which LAMP's allocation is scored on a strided sample
 #: (:meth:`GradualPruner._lamp_prune_counts`).
 LAMP_SAMPLE = 1 << 16
@@ -90,8 +86,9 @@ class PruningConfig:
                 f"need start_step <= end_step and frequency >= 1, got {self.start_step}, "
                 f"{self.end_step}, {self.frequency}"
             )
-        if self.scope not in SCOPES:
-            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}")
+        if self.scope not in PRUNE_SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(PRUNE_SCOPES)}, "
+                             f"got {self.scope!r}")
 
     @classmethod
     def for_run(cls, steps: int, final_sparsity: float, scope: str = "lamp",

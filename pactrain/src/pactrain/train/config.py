@@ -34,7 +34,7 @@ class RunConfig:
         prune_start, prune_end: fractions of ``steps`` where the pruning schedule runs.
         prune_frequency: steps between mask updates (``None``: about 10 updates).
         prune_initial: sparsity at ``prune_start`` (the cubic schedule's s_i).
-        prune_scope: how weights are ranked (``pactrain.pruning.SCOPES``).
+        prune_scope: how weights are ranked (``pactrain.names.PRUNE_SCOPES``).
         prune: parameter names or ``fnmatch`` patterns to prune (``None``: the default
             rule of :mod:`pactrain.selection`).
         error_feedback: lossy tiers keep a residual (``None``: the method's default).
