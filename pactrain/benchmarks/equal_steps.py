@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from pactrain.models import check_data
-from pactrain.names import PRUNE_SCOPES
+from pactrain.names import METHOD_NAMES, PRUNE_SCOPES
 from pactrain.train.config import RunConfig
 from pactrain.train.launch import run_training
 
@@ -36,11 +36,13 @@ SCHEDULES = {"default": (0.1, 0.6), "race": (0.0, 0.2), "one-shot": (0.0, 0.0)}
 
 
 def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
-    """Dense first (the reference), then every PacTrain method under every schedule."""
+    """Dense first (the reference), the unpruned baselines, then every PacTrain method
+    under every schedule."""
     base = dict(model=args.model, workers=args.workers, steps=args.steps,
                 batch_size=args.batch_size, seed=args.seed, warmup_steps=0,
                 probe_link=False, eval_every=args.eval_every)
     out = [("dense", RunConfig(method="dense", sparsity=0.0, **base))]
+    out += [(name, RunConfig(method=name, sparsity=0.0, **base)) for name in args.baselines]
     feedback = {"off": [None], "on": [True], "both": [None, True]}[args.error_feedback]
     for schedule in args.schedules:
         start, end = SCHEDULES[schedule]
@@ -104,6 +106,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--model", default="hf-gpt2")
     parser.add_argument("--methods", nargs="+",
                         default=["pactrain-fp32", "pactrain-fp16", "pactrain-packed"])
+    parser.add_argument("--baselines", nargs="*", default=[], choices=METHOD_NAMES,
+                        help="other methods to run unpruned beside dense (e.g. powersgd): "
+                             "what they learn per step, against PacTrain's")
     parser.add_argument("--schedules", nargs="+", default=["default", "race"],
                         choices=sorted(SCHEDULES))
     parser.add_argument("--scopes", nargs="+", default=[PRUNE_SCOPES[0]],

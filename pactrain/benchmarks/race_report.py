@@ -91,6 +91,34 @@ def race_rows(document: dict[str, Any], at_step: int | None) -> list[dict[str, A
     return out
 
 
+def what_the_target_needs(ours: dict[str, Any], rival: dict[str, Any],
+                          ratio: float = 0.8) -> str | None:
+    """What ``ours`` would need for ``ratio`` x ``rival``'s time, split the way the race
+    spends it (time = start-up + steps x steady step): the last step by which it must show
+    the target at its own start-up and steady step, and the steady step it would need at
+    its own step count; ``None`` when a row lacks either measurement.
+
+    Why: a missed target is two questions, learning per step and time per step, and this
+    says which one decides, with the compute floor (nothing sent) as the lowest step time
+    any method can reach on this machine.
+    """
+    steady, startup = ours["step_s"], ours["startup_s"]
+    if not steady or startup is None or ours["reached_step"] is None:
+        return None
+    budget = ratio * rival["reached_s"]
+    steps_allowed = (budget - max(startup, 0.0)) / steady
+    step_needed = (budget - max(startup, 0.0)) / ours["reached_step"]
+    floor = ours.get("compute_floor_s")
+    below = (f", {'below' if step_needed < floor else 'above'} the compute floor of "
+             f"{floor:.3f} s" if floor else "")
+    return (f"{ratio:g}x {rival['method']} is {budget:.1f} s: at its steady {steady:.3f} s/step "
+            f"and {max(startup, 0.0):.1f} s start-up {ours['method']} would have to show the "
+            f"target by step {max(steps_allowed, 0.0):.0f} (it showed it at step "
+            f"{ours['reached_step']}, {rival['method']} at step {rival['reached_step']}), or, "
+            f"with the same start-up, step at {step_needed:.3f} s over its "
+            f"{ours['reached_step']} steps{below}.")
+
+
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     """The issue's targets, per race, as sentences computed from the rows."""
     lines = []
@@ -115,6 +143,9 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
                          f"{best['reached_s']:.1f} s, {ratio:.2f}x the fastest other method "
                          f"({rival['method']}, {rival['reached_s']:.1f} s): target <= 0.8x "
                          f"{verdict}.")
+            needs = what_the_target_needs(best, rival) if verdict == "missed" else None
+            if needs:
+                lines.append(f"{where}: {needs}")
         else:
             lines.append(f"{where}: {best['method']} reached the target in "
                          f"{best['reached_s']:.1f} s; no other method reached it in the "

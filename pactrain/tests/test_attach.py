@@ -138,6 +138,11 @@ def _refusals(rank: int, world_size: int) -> dict:
                         method="no-such-method")
     except KeyError as err:
         errors["method"] = str(err)
+    try:
+        pactrain.attach(fresh, torch.optim.SGD(fresh.parameters(), lr=0.1), total_steps=10,
+                        sparsity=0.5, prune_initial=0.7)
+    except ValueError as err:
+        errors["initial"] = str(err)
     return errors
 
 
@@ -147,6 +152,7 @@ def test_attach_refuses_what_cannot_work_with_the_fix_named() -> None:
     assert "ddp_model.parameters()" in errors["optimizer"]
     assert "no trainable weight matrix" in errors["nothing"]
     assert "pactrain" in errors["method"] and "powersgd" in errors["method"]
+    assert "prune_initial=0.7 and sparsity=0.5" in errors["initial"]  # attach's own names
     with pytest.raises(AttachError, match="DistributedDataParallel"):
         model = _model()
         pactrain.attach(model, torch.optim.SGD(model.parameters(), lr=0.1), total_steps=5)

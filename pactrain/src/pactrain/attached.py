@@ -301,6 +301,9 @@ def attach(
                           "dist.init_process_group(...) (torchrun sets the environment)")
     if total_steps < 1:
         raise ValueError(f"total_steps must be >= 1, got {total_steps}")
+    if not 0.0 <= prune_initial <= sparsity < 1.0:
+        raise ValueError(f"need 0 <= prune_initial <= sparsity < 1, got prune_initial="
+                         f"{prune_initial} and sparsity={sparsity}")
     while isinstance(getattr(optimizer, "optimizer", None), torch.optim.Optimizer):
         # Accelerate's AcceleratedOptimizer, Lightning's LightningOptimizer: their step()
         # calls the wrapped optimizer's, whose hooks are the ones that fire

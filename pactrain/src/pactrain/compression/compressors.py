@@ -167,29 +167,43 @@ class RadixPacking:
         return -(-count // self.digits)
 
     def pack(self, codes: torch.Tensor) -> torch.Tensor:
-        """int8 codes in {-1, 0, 1} -> int32 words (``words_for(len(codes))`` of them)."""
+        """int8 codes in {-1, 0, 1} -> int32 words (``words_for(len(codes))`` of them).
+
+        In int32 throughout: one rank's word is below ``2 * B**(k-1) <= 2**31`` by the
+        bound above (int64 buffers cost 4x the time: 1.4 ms against 0.36 ms of CPU for
+        324 K codes, one thread).
+        """
         count = codes.numel()
         words = self.words_for(count)
-        digits = torch.zeros(self.digits * words, dtype=torch.int64, device=codes.device)
+        digits = torch.zeros(self.digits * words, dtype=torch.int32, device=codes.device)
         digits[:count] = codes
         digits = digits.view(self.digits, words)
         digits[:-1] += 1  # offset codes; the top digit stays signed
         packed = digits[-1] * self.base ** (self.digits - 1)
         for digit in range(self.digits - 1):
-            packed.add_(digits[digit] * self.base ** digit)
-        return packed.to(torch.int32)
+            packed.add_(digits[digit], alpha=self.base ** digit)
+        return packed
 
     def unpack(self, summed: torch.Tensor, count: int) -> torch.Tensor:
-        """Summed int32 words -> the ``count`` sums of codes (int32, in [-N, N])."""
+        """Summed int32 words -> the ``count`` sums of codes (int32, in [-N, N]).
+
+        Digits are peeled off in float64, which holds every int32 exactly: ``x / B`` is
+        correctly rounded and ``x mod B >= 1`` puts it at least ``1/B`` below the next
+        integer, far above float64's spacing there, so ``floor(x / B)`` is the integer
+        quotient. Why not integer division: PyTorch's int64 floor division and remainder
+        are scalar loops; this was 1.4 ms against 3.9-4.4 ms of CPU for 324 K codes.
+        """
         words = summed.numel()
-        value = summed.to(torch.int64)
-        top_unit = self.base ** (self.digits - 1)
-        out = torch.empty(self.digits, words, dtype=torch.int64, device=summed.device)
-        torch.div(value, top_unit, rounding_mode="floor", out=out[-1])
-        low = value - out[-1] * top_unit
+        low = summed.to(torch.float64)
+        top_unit = float(self.base ** (self.digits - 1))
+        out = torch.empty(self.digits, words, dtype=torch.float64, device=summed.device)
+        torch.floor(low / top_unit, out=out[-1])  # the signed top digit
+        low.sub_(out[-1] * top_unit)
+        base = float(self.base)
         for digit in range(self.digits - 1):
-            torch.remainder(low, self.base, out=out[digit])
-            low = torch.div(low, self.base, rounding_mode="floor")
+            high = torch.floor(low / base)
+            torch.sub(low, high, alpha=base, out=out[digit])
+            low = high
         out[:-1] -= self.world_size
         return out.view(-1)[:count].to(torch.int32)
 

@@ -11,7 +11,9 @@ Forking (not spawning) lets ``fn`` be any function, also one defined inside a te
 from __future__ import annotations
 
 import datetime
+import gc
 import multiprocessing as mp
+import os
 import pickle
 import queue
 import traceback
@@ -29,22 +31,38 @@ def _child(
     fn: Callable[..., Any], rank: int, world_size: int, port: int, args: tuple[Any, ...],
     results: Any,
 ) -> None:
+    """One rank: run ``fn``, report its value (or traceback), leave with ``os._exit``.
+
+    Why ``os._exit`` with the group still referenced: a comm hook's future callbacks run in
+    gloo's threads, and when the last reference to the process group was dropped there, its
+    destructor joined the thread it ran in ("terminate called after throwing an instance of
+    'std::system_error' what(): Resource deadlock avoided", SIGABRT; one run in six of
+    tests/methods/test_powersgd.py). The value is already reported, so nothing is lost
+    by skipping the interpreter's teardown.
+    """
     import torch
     import torch.distributed as dist
 
     torch.set_num_threads(1)
+    group = None
     try:
         dist.init_process_group(
             "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size,
             timeout=datetime.timedelta(seconds=60),
         )
+        group = dist.group.WORLD  # see above: released only by os._exit
         value = fn(rank, world_size, *args)
+        gc.collect()  # what fn left behind is freed here, on this thread
         dist.destroy_process_group()
         # plain bytes: a tensor put on the queue as-is would travel as a shared-memory
         # handle that dies with this process before the parent reads it
         results.put((rank, True, pickle.dumps(value)))
     except BaseException:  # report everything, also assertion errors
         results.put((rank, False, traceback.format_exc()))
+    finally:
+        results.close()
+        results.join_thread()  # the report is in the pipe before the process ends
+        os._exit(0 if group is not None else 1)
 
 
 def run_on_local_group(

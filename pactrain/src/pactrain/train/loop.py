@@ -23,7 +23,6 @@ import contextlib
 import json
 import os
 import time
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -43,6 +42,7 @@ from pactrain.methods import (
 from pactrain.models import get_model
 from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.train.config import RunConfig
+from pactrain.train.heartbeat import Heartbeat
 from pactrain.train.held_out import HeldOutCurve
 from pactrain.wire_counters import read_own_counters, wire_per_step
 
@@ -117,25 +117,13 @@ def training_device(backend: str) -> torch.device:
     return device
 
 
-def _write_progress(path: str | None, rank: int, step: int, phase: str = "") -> None:
-    """This rank's heartbeat: its completed steps, and ``reducing`` once its backward
-    pass has produced its last gradient (tens of microseconds of file I/O, twice a step)."""
-    if path:
-        target = f"{path}.rank{rank}"
-        tmp = Path(target + ".tmp")
-        tmp.write_text(f"{step} {phase}".strip())
-        tmp.replace(target)
-
-
-def _beat_when_reducing(model: torch.nn.Module, path: str | None, rank: int,
-                        completed: list[int]) -> None:
+def _beat_when_reducing(model: torch.nn.Module, heartbeat: Heartbeat) -> None:
     """Mark the heartbeat ``reducing`` when the first trainable parameter's gradient is
     accumulated: it is the last one backward computes, so from then on this rank only waits
     for the others. A rank that stalls before it is the one the others wait for."""
     first = next((p for p in model.parameters() if p.requires_grad), None)
-    if path and first is not None:
-        first.register_post_accumulate_grad_hook(
-            lambda _: _write_progress(path, rank, completed[0], "reducing"))
+    if first is not None:
+        first.register_post_accumulate_grad_hook(lambda _: heartbeat.reducing())
 
 
 def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
@@ -201,34 +189,36 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     def paused() -> float:
         return curve.paused_s - paused_at_warm if curve is not None else 0.0
 
-    completed = [start_step]
-    _beat_when_reducing(model, config.progress_path, rank, completed)
-    for step in range(start_step, end_step):
-        if step == warm_at:
-            clock_start = time.perf_counter()
-            paused_at_warm = curve.paused_s if curve is not None else 0.0
-            payload_at_warm = (method.payload.total_bytes, method.payload.steps)
-            wire_at_warm = read_own_counters()
-        before_step = (method.payload.total_bytes, method.payload.steps)
-        optimizer.zero_grad(set_to_none=False)
-        step_loss = 0.0
-        for micro in range(config.accumulation):
-            inputs, targets = (t.to(device, non_blocking=True) for t in next(stream))
-            last = micro == config.accumulation - 1
-            with contextlib.nullcontext() if last else ddp.no_sync():
-                loss = spec.loss(ddp(inputs), targets) / config.accumulation
-                loss.backward()
-            step_loss += float(loss.detach())
-        optimizer.step()  # the session's hooks: mask gradients before, upkeep after
-        if session.mask_changed_at == step:
-            payload_since_mask = before_step
-        losses.append(step_loss)
-        completed[0] = step + 1
-        _write_progress(config.progress_path, rank, step + 1)
-        if curve is not None and curve.after_step(
-                step + 1, rank, model, time.perf_counter() - clock_start - paused()):
-            end_step = step + 1
-            break
+    heartbeat = Heartbeat(config.progress_path, rank, start_step)
+    _beat_when_reducing(model, heartbeat)
+    try:
+        for step in range(start_step, end_step):
+            if step == warm_at:
+                clock_start = time.perf_counter()
+                paused_at_warm = curve.paused_s if curve is not None else 0.0
+                payload_at_warm = (method.payload.total_bytes, method.payload.steps)
+                wire_at_warm = read_own_counters()
+            before_step = (method.payload.total_bytes, method.payload.steps)
+            optimizer.zero_grad(set_to_none=False)
+            step_loss = 0.0
+            for micro in range(config.accumulation):
+                inputs, targets = (t.to(device, non_blocking=True) for t in next(stream))
+                last = micro == config.accumulation - 1
+                with contextlib.nullcontext() if last else ddp.no_sync():
+                    loss = spec.loss(ddp(inputs), targets) / config.accumulation
+                    loss.backward()
+                step_loss += float(loss.detach())
+            optimizer.step()  # the session's hooks: mask gradients before, upkeep after
+            if session.mask_changed_at == step:
+                payload_since_mask = before_step
+            losses.append(step_loss)
+            heartbeat.beat(step + 1)
+            if curve is not None and curve.after_step(
+                    step + 1, rank, model, time.perf_counter() - clock_start - paused()):
+                end_step = step + 1
+                break
+    finally:
+        heartbeat.close()
     elapsed = time.perf_counter() - clock_start - paused()
     timed_steps = max(end_step - warm_at, 0)
     wire_end = read_own_counters()
