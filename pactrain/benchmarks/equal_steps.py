@@ -26,6 +26,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
+from pactrain.compaction import ROUNDINGS
 from pactrain.models import check_data
 from pactrain.names import METHOD_NAMES, PRUNE_SCOPES
 from pactrain.train.config import RunConfig
@@ -44,16 +45,23 @@ def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
     out = [("dense", RunConfig(method="dense", sparsity=0.0, **base))]
     out += [(name, RunConfig(method=name, sparsity=0.0, **base)) for name in args.baselines]
     feedback = {"off": [None], "on": [True], "both": [None, True]}[args.error_feedback]
+    sampling = {} if args.send_density is None else {"send_density": args.send_density}
     for schedule in args.schedules:
         start, end = SCHEDULES[schedule]
         for scope in args.scopes:
             for method in args.methods:
-                for ef in feedback:
-                    where = schedule if len(args.scopes) == 1 else f"{schedule}, {scope}"
-                    out.append((f"{method}{' +EF' if ef else ''} ({where})",
-                                RunConfig(method=method, sparsity=args.sparsity,
-                                          prune_start=start, prune_end=end,
-                                          prune_scope=scope, error_feedback=ef, **base)))
+                for rounding in args.rounding:
+                    for ef in feedback:
+                        where = schedule if len(args.scopes) == 1 else f"{schedule}, {scope}"
+                        tags = "".join((" +EF" if ef else "",
+                                        f" {rounding}" if len(args.rounding) > 1 else ""))
+                        options = dict(sampling, **({"rounding": rounding}
+                                                    if rounding != "stochastic" else {}))
+                        out.append((f"{method}{tags} ({where})",
+                                    RunConfig(method=method, sparsity=args.sparsity,
+                                              prune_start=start, prune_end=end,
+                                              prune_scope=scope, error_feedback=ef,
+                                              method_options=options, **base)))
     return out
 
 
@@ -65,17 +73,39 @@ def ratios(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                        if step in dense}} for r in rows[1:]]
 
 
-def table(rows: list[dict[str, Any]], metric: str) -> list[str]:
-    """Markdown: the metric per evaluation step, and the last step's ratio to dense."""
+def second_half_mean(curve: list[list[float]]) -> float:
+    """Mean of the metric over the evaluations of the run's second half: what a step
+    learns, less sensitive to one evaluation's noise than any single point."""
+    last = curve[-1][1]
+    late = [metric for _, step, metric in curve if step > last / 2]
+    return sum(late) / len(late)
+
+
+def first_step_at(curve: list[list[float]], target: float, lower: bool) -> int | None:
+    """The first evaluated step whose metric meets ``target``."""
+    return next((int(step) for _, step, metric in curve
+                 if (metric <= target if lower else metric >= target)), None)
+
+
+def table(rows: list[dict[str, Any]], metric: str, target: float | None = None) -> list[str]:
+    """Markdown: the metric per evaluation step, the last step's ratio to dense, the mean
+    over the second half and, with ``target``, the first step that meets it."""
     steps = [step for _, step, _ in rows[0]["curve"]]
     last = {r["entrant"]: r["ratio"].get(steps[-1]) for r in ratios(rows)}
-    head = ["entrant", *[f"step {s}" for s in steps], "vs dense (last)", "payload B/step"]
+    lower = metric != "test_accuracy"
+    head = ["entrant", *[f"step {s}" for s in steps], "vs dense (last)",
+            "mean, 2nd half", *([f"first step at {target:g}"] if target is not None else []),
+            "payload B/step"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         by_step = {step: m for _, step, m in r["curve"]}
         cells = [f"{by_step[s]:.4f}" if s in by_step else "-" for s in steps]
         ratio = last.get(r["entrant"])
         cells.append("1" if r is rows[0] else ("-" if ratio is None else f"{ratio:.4f}"))
+        cells.append(f"{second_half_mean(r['curve']):.4f}")
+        if target is not None:
+            reached = first_step_at(r["curve"], target, lower)
+            cells.append("-" if reached is None else str(reached))
         cells.append(f"{r['payload_bytes_per_step']:,.0f}")
         lines.append("| " + " | ".join([r["entrant"], *cells]) + " |")
     lines.append(f"\n({metric} on held-out data; payload is the run's mean per step)")
@@ -122,7 +152,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--error-feedback", choices=("off", "on", "both"), default="off",
                         help="PacTrain entrants without (the tiers' default), with, or "
                              "both ways with a residual for lossy tiers")
+    parser.add_argument("--rounding", nargs="+", default=["stochastic"], choices=ROUNDINGS,
+                        help="how the PacTrain entrants' ternary tiers round (nearest keeps "
+                             "its error: error feedback on)")
+    parser.add_argument("--send-density", type=float, default=None,
+                        help="PacTrain entrants send at most this share of each bucket's "
+                             "entries per step (agreed top chunks)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--target", type=float, default=None,
+                        help="also print the first evaluated step that meets this metric "
+                             "(e.g. 0.88 for the Fashion-MNIST races)")
     parser.add_argument("--out", default="pactrain-equal-steps")
     args = parser.parse_args(argv)
     console = Console()
@@ -157,7 +196,7 @@ def main(argv: list[str]) -> int:
     out.with_suffix(".json").write_text(json.dumps(
         {"rows": rows, "ratios": ratios(rows), "metric": metric, "args": vars(args)},
         indent=1))
-    lines = table(rows, metric)
+    lines = table(rows, metric, args.target)
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     plot(rows, metric, f"{args.model}: held-out {metric} at equal steps "
                        f"(sparsity {args.sparsity:g}, {args.workers} workers)",

@@ -51,7 +51,12 @@ def test_sampling_flags_are_checked_before_any_worker_starts() -> None:
     for args, said in ((("--send-density", "0"), "must be in (0, 1], got 0.0"),
                        (("--send-density", "0.1", "--send-select", "random"), "'random'"),
                        (("--method", "powersgd", "--send-density", "0.1"),
-                        "powersgd does not sample")):
+                        "powersgd does not sample"),
+                       (("--rounding", "up"), "rounding must be one of stochastic, nearest"),
+                       (("--rounding", "nearest", "--no-error-feedback"),
+                        "drop --no-error-feedback"),
+                       (("--method", "dense", "--rounding", "nearest"),
+                        "dense sends no ternary codes")):
         done = _pactrain("train", *args, "--steps", "2", timeout=60)
         assert done.returncode == 2, done.stderr
         assert said in " ".join(done.stderr.split()) and "Traceback" not in done.stderr

@@ -8,6 +8,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from pactrain.compaction import CompactionState, compaction_hook, sample_stride
+from pactrain.compression.compressors import ternary_codes
 from pactrain.masks import MaskTracker
 from pactrain.policy import FixedPolicy
 from pactrain.pruning import GradualPruner, PruningConfig
@@ -27,7 +28,8 @@ def _pruned_model(sparsity: float) -> tuple[nn.Module, MaskTracker]:
 
 
 def _sampled_steps(rank: int, world_size: int, tier: str, send_density: float,
-                   error_feedback: bool, send_select: str = "cyclic") -> dict:
+                   error_feedback: bool, send_select: str = "cyclic",
+                   rounding: str = "stochastic") -> dict:
     """STEPS backward passes of one fixed batch (the same on both ranks, no optimizer
     step): the gradient g is the same every step, so what the hook delivered over the steps
     plus the group's mean residual must add up to STEPS x g."""
@@ -36,7 +38,8 @@ def _sampled_steps(rank: int, world_size: int, tier: str, send_density: float,
     ddp = DistributedDataParallel(model)
     state = CompactionState(None, tracker, world_size, rank, 0, FixedPolicy(tier),
                             error_feedback=error_feedback, model=model,
-                            send_density=send_density, send_select=send_select)
+                            send_density=send_density, send_select=send_select,
+                            rounding=rounding)
     ddp.register_comm_hook(state, compaction_hook)
     generator = torch.Generator().manual_seed(7)
     x, y = torch.randn(16, 12, generator=generator), torch.randint(0, 4, (16,),
@@ -108,14 +111,18 @@ def test_sampling_sends_a_share_and_the_residual_keeps_the_rest(tier: str,
             assert nbytes >= 0.95 * per_entry * sent
 
 
-@pytest.mark.parametrize(("tier", "error_feedback"), [("fp32", False), ("packed", False)])
-def test_agreed_top_chunks_send_the_budget_and_lose_nothing(tier: str,
-                                                           error_feedback: bool) -> None:
-    results = run_on_local_group(_sampled_steps, 2, tier, 0.1, error_feedback, "topk")
+@pytest.mark.parametrize(("tier", "error_feedback", "rounding"),
+                         [("fp32", False, "stochastic"), ("packed", False, "stochastic"),
+                          ("packed", True, "nearest")])
+def test_agreed_top_chunks_send_the_budget_and_lose_nothing(tier: str, error_feedback: bool,
+                                                           rounding: str) -> None:
+    results = run_on_local_group(_sampled_steps, 2, tier, 0.1, error_feedback, "topk",
+                                 rounding)
     assert results[0]["bytes"] == results[1]["bytes"]  # both ranks chose the same chunks
     for result in results:
         assert result["pruned_nonzero"] == 0
-        if tier == "fp32":  # exact: delivered + residual = STEPS x gradient
+        if error_feedback or tier == "fp32":
+            # exact, or every error kept: delivered + residual = STEPS x gradient
             assert result["conservation"] <= 1e-5 * STEPS * result["scale"] + 1e-7
         # each parameter sends at most 10% of its entries, in chunks of 256 (at least one)
         numel = sum(n for n, _, _ in result["buckets"])
@@ -135,6 +142,30 @@ def test_sampling_needs_a_density_in_range() -> None:
     with pytest.raises(ValueError, match="send_select must be one of topk, cyclic"):
         CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), send_density=0.1,
                         send_select="random")
+
+
+def test_rounding_is_one_of_two_and_nearest_rounds_half_up_without_draws() -> None:
+    _, tracker = _pruned_model(0.5)
+    with pytest.raises(ValueError, match="rounding must be one of stochastic, nearest"):
+        CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed"), rounding="up")
+    state = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed"), rounding="nearest")
+    thresholds = state.half_thresholds(0, 5, torch.device("cpu"))
+    assert torch.equal(thresholds, torch.full((5,), 0.5))
+    thresholds.mul_(3.0)  # a tier scales them in place ...
+    assert torch.equal(state.half_thresholds(0, 5, torch.device("cpu")),
+                       torch.full((5,), 0.5))  # ... and the next call refills them
+    values = torch.tensor([0.6, -0.6, 0.4, -0.4, 1.0])
+    codes = ternary_codes(values, state.half_thresholds(0, 5, torch.device("cpu")) * 1.0)
+    assert codes.tolist() == [1, -1, 0, 0, 1]  # scale 1: |v| > 1/2 is sent
+
+
+def test_a_checkpoint_resumes_only_with_its_rounding() -> None:
+    _, tracker = _pruned_model(0.5)
+    written = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed"),
+                              rounding="nearest").state_dict()
+    with pytest.raises(ValueError, match="written with rounding=nearest, this run has "
+                                         "rounding=stochastic"):
+        CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed")).load_state_dict(written)
 
 
 def test_a_checkpoint_resumes_only_with_its_send_density() -> None:

@@ -135,6 +135,12 @@ def build_layout(bucket: dist.GradBucket, masks: dict[int, torch.Tensor], key: t
 #: :meth:`CompactionState.top_chunks`) or ``cyclic`` (:meth:`CompactionState.cyclic_sample`).
 SEND_SELECTIONS: tuple[str, ...] = ("topk", "cyclic")
 
+#: How the ternary tiers round ``v / scale`` to a code: ``stochastic`` (sign(v) with
+#: probability |v|/scale: unbiased, TernGrad's and QSGD's rule) or ``nearest`` (sign(v)
+#: where |v| > scale/2: biased but contractive, so with error feedback what it rounds
+#: away is sent later, as in EF-SGD, Karimireddy et al., ICML 2019).
+ROUNDINGS: tuple[str, ...] = ("stochastic", "nearest")
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -166,6 +172,12 @@ def check_send_density(send_density: float | None) -> None:
     """
     if send_density is not None and not 0.0 < send_density <= 1.0:
         raise ValueError(f"send_density must be in (0, 1], got {send_density}")
+
+
+def check_rounding(rounding: str) -> None:
+    """Refuse an unknown ternary ``rounding`` (the CLI calls it too)."""
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
 
 
 def check_send_select(send_select: str) -> None:
@@ -220,6 +232,9 @@ class CompactionState:
             unsent entries' residual is delayed gradient; ternary codes' error is not
             contractive, so its feedback stays off by default, as without sampling).
         send_select: how the sample is chosen (:data:`SEND_SELECTIONS`).
+        rounding: how the ternary tiers round (:data:`ROUNDINGS`); ``nearest`` draws
+            nothing and should run with ``error_feedback`` (what it rounds away is
+            otherwise lost).
 
     Raises:
         ValueError: a forced tier that does not serve this many workers (ternary above
@@ -231,7 +246,7 @@ class CompactionState:
         seed: int, policy: FixedPolicy | AdaptivePolicy, error_feedback: bool = True,
         model: torch.nn.Module | None = None, scale_group: Any = None,
         comm: Communicator | None = None, send_density: float | None = None,
-        send_select: str = "topk",
+        send_select: str = "topk", rounding: str = "stochastic",
     ) -> None:
         self.tiers = all_tiers()
         if isinstance(policy, FixedPolicy):
@@ -251,7 +266,9 @@ class CompactionState:
                 policy.allowed = tuple(t for t in policy.allowed if t not in refused)
         check_send_density(send_density)
         check_send_select(send_select)
+        check_rounding(rounding)
         self.send_select = send_select
+        self.rounding = rounding
         self._chunk_tables: dict[int, tuple[tuple, torch.Tensor, torch.Tensor]] = {}
         self._send_ratio: tuple[int, float] | None = None
         self.send_density = send_density
@@ -342,11 +359,24 @@ class CompactionState:
                 ) -> TierContext:
         """What a tier's send of bucket ``index`` needs (``bounds``/``per_slot``: the
         parameters' segments of the entries it sends)."""
-        return TierContext(
-            self.comm, self.world_size, self.scale_group, bounds,
-            draws=lambda: self.uniform_draws(index, layout.slots, per_slot,
-                                             layout.kept.device),
-            wants_error=self.error_feedback, scales=scales)
+        if self.rounding == "nearest":
+            def draws() -> torch.Tensor:
+                return self.half_thresholds(index, sum(per_slot), layout.kept.device)
+        else:
+            def draws() -> torch.Tensor:
+                return self.uniform_draws(index, layout.slots, per_slot, layout.kept.device)
+        return TierContext(self.comm, self.world_size, self.scale_group, bounds,
+                           draws=draws, wants_error=self.error_feedback, scales=scales)
+
+    def half_thresholds(self, index: int, count: int, device: torch.device) -> torch.Tensor:
+        """``count`` halves, where the draws would go: with them the ternary rule
+        ``|v| > u x scale`` rounds to the nearest code (the buffer is reused per bucket;
+        the tier scales it in place, so it is refilled every call)."""
+        out = self._draws.get(index)
+        if out is None or out.numel() != count or out.device != device:
+            out = torch.empty(count, dtype=torch.float32, device=device)
+            self._draws[index] = out
+        return out.fill_(0.5)
 
     # -- agreed sampling -----------------------------------------------------------------
     def sent_estimate(self, layout: BucketLayout) -> int:
@@ -568,6 +598,7 @@ class CompactionState:
             "plan": list(self.plan),
             "send_density": self.send_density,
             "send_select": self.send_select,
+            "rounding": self.rounding,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -580,7 +611,8 @@ class CompactionState:
         """
         # a checkpoint from before sampling existed has neither key: it did not sample
         written = {"send_density": state.get("send_density"),
-                   "send_select": state.get("send_select", self.send_select)}
+                   "send_select": state.get("send_select", self.send_select),
+                   "rounding": state.get("rounding", "stochastic")}
         for key, value in written.items():
             this = getattr(self, key)
             if value != this:

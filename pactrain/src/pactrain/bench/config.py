@@ -34,6 +34,8 @@ class BenchConfig:
         send_density: PacTrain methods send at most this share of each bucket's entries
             per step (agreed sampling, :meth:`pactrain.compaction.CompactionState.sample`;
             ``None``: every kept entry); ``send_select`` how (``topk`` or ``cyclic``).
+        rounding: how PacTrain's ternary tiers round (``stochastic`` or ``nearest``, which
+            keeps its error for the next step; :data:`pactrain.compaction.ROUNDINGS`).
         time_to_accuracy: target test accuracy of the race, or ``None`` (no race). Every
             classifier in ``models`` races under every method at every bandwidth.
         time_to_loss: target held-out loss of the race of the language models in
@@ -69,6 +71,7 @@ class BenchConfig:
     topk_density: float | None = None
     send_density: float | None = None
     send_select: str = "topk"
+    rounding: str = "stochastic"
     time_to_accuracy: float | None = None
     time_to_loss: float | None = None
     tta_max_steps: int = 400
@@ -113,6 +116,8 @@ class BenchConfig:
         if self.send_density is not None:
             offered["send_density"] = self.send_density
             offered["send_select"] = self.send_select
+        if self.rounding != "stochastic":
+            offered["rounding"] = self.rounding
         return get_method(method).pick_options(offered)
 
     def cells(self) -> list[Cell]:

@@ -34,6 +34,9 @@ def bench(
         "bucket's entries per step (agreed sampling inside the mask, error feedback)."),
     send_select: str = typer.Option(
         "topk", help="With --send-density: topk (agreed top chunks) or cyclic."),
+    rounding: str = typer.Option(
+        "stochastic", help="PacTrain's ternary tiers: stochastic or nearest (with error "
+        "feedback)."),
     time_to_accuracy: float | None = typer.Option(
         None, help="Also race every method on every classifier of --models to this test "
         "accuracy (e.g. 0.95) at every bandwidth, and report the training wall time to "
@@ -99,7 +102,8 @@ def bench(
     for b in bandwidths:
         if b is not None:
             parse_rate(b)
-    check_send_options("pactrain", send_density, send_select)  # the baselines ignore it
+    # the baselines ignore these
+    check_send_options("pactrain", send_density, send_select, rounding)
     require_data(_split(models), data_dir)
     try:
         config = BenchConfig(
@@ -107,6 +111,7 @@ def bench(
             workers=workers, batch_size=batch_size, steps=steps, warmup_steps=warmup_steps,
             sparsity=sparsity, repeats=repeats, powersgd_rank=powersgd_rank,
             topk_density=topk_density, send_density=send_density, send_select=send_select,
+            rounding=rounding,
             time_to_accuracy=time_to_accuracy,
             time_to_loss=time_to_loss,
             tta_max_steps=tta_max_steps, tta_eval_every=tta_eval_every,

@@ -10,17 +10,33 @@ import typer
 from pactrain.names import METHOD_NAMES, MODEL_NAMES, PRUNE_SCOPES
 
 
-def check_send_options(method: str, send_density: float | None, send_select: str) -> None:
-    """Refuse a sampling flag the run cannot honour, before any worker starts.
+def check_send_options(method: str, send_density: float | None, send_select: str,
+                       rounding: str = "stochastic",
+                       error_feedback: bool | None = None) -> None:
+    """Refuse a sampling or rounding flag the run cannot honour, before any worker starts.
 
     Raises:
-        typer.BadParameter: a density outside (0, 1], an unknown selection, or a method
-            that does not sample (the baselines).
+        typer.BadParameter: a density outside (0, 1], an unknown selection or rounding,
+            nearest rounding with error feedback off, or a method that does not sample or
+            round (the baselines).
     """
+    from pactrain.compaction import check_rounding, check_send_density, check_send_select
+    from pactrain.methods import get_method
+
+    if rounding != "stochastic":
+        try:
+            check_rounding(rounding)
+        except ValueError as err:
+            raise typer.BadParameter(str(err), param_hint="--rounding") from None
+        if "rounding" not in get_method(method).options:
+            raise typer.BadParameter(f"{method} sends no ternary codes; the PacTrain methods "
+                                     "(pactrain, pactrain-<tier>) do", param_hint="--rounding")
+        if error_feedback is False:
+            raise typer.BadParameter("nearest rounding keeps what it rounds away in the "
+                                     "error-feedback residual; drop --no-error-feedback",
+                                     param_hint="--rounding")
     if send_density is None:
         return
-    from pactrain.compaction import check_send_density, check_send_select
-    from pactrain.methods import get_method
 
     for check, value, hint in ((check_send_density, send_density, "--send-density"),
                                (check_send_select, send_select, "--send-select")):
@@ -87,6 +103,10 @@ def train(
         "topk", help="With --send-density: topk (each parameter's chunks of 256 kept "
         "entries with the largest group-wide max |v|) or cyclic (every s-th kept entry in "
         "turn)."),
+    rounding: str = typer.Option(
+        "stochastic", help="PacTrain's ternary tiers: stochastic (unbiased codes) or nearest "
+        "(|v| > scale/2; what it rounds away waits in the error-feedback residual, which "
+        "it turns on)."),
     plan: Path | None = typer.Option(
         None, help="Replay the tier decisions of an earlier --method pactrain run (its "
                    "--json result, or its 'plan' list): the same tiers at the same steps, "
@@ -105,7 +125,7 @@ def train(
             lookup(name)
         except KeyError as err:
             raise typer.BadParameter(str(err.args[0]), param_hint=kind) from None
-    check_send_options(method, send_density, send_select)
+    check_send_options(method, send_density, send_select, rounding, error_feedback)
     if prune_scope not in PRUNE_SCOPES:
         raise typer.BadParameter(f"{prune_scope!r}: choose one of {', '.join(PRUNE_SCOPES)}",
                                  param_hint="--prune-scope")
@@ -135,8 +155,9 @@ def train(
         resume=str(resume) if resume else None,
         eval_every=eval_every, target_metric=target, train_budget_s=train_budget,
         plan=replay,
-        method_options=({"send_density": send_density, "send_select": send_select}
-                        if send_density is not None else {}),
+        method_options={**({"send_density": send_density, "send_select": send_select}
+                           if send_density is not None else {}),
+                        **({"rounding": rounding} if rounding != "stochastic" else {})},
     )
     if (target is not None or train_budget is not None) and not eval_every:
         raise typer.BadParameter("--target and --train-budget need --eval-every N")

@@ -121,13 +121,21 @@ def make_pactrain(
     if isinstance(policy, AdaptivePolicy) and config.probe_link and dist.is_initialized():
         policy.link = probe_link(comm)
         policy.compute = probe_compute(comm, seed=config.seed)
+    rounding = config.options.get("rounding", "stochastic")
+    if rounding == "nearest" and config.error_feedback is False:
+        raise ValueError("nearest rounding keeps what it rounds away in the error-feedback "
+                         "residual; it cannot run with error_feedback=False")
     scale_group = scale_group_for(process_group, config.world_size)
+    # stochastic codes are unbiased, and their error feedback is off by default; nearest
+    # rounding is biased and only sound with it (docs/pactrain-core.md)
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
-                            config.seed, policy, config.error_feedback_or(False),
+                            config.seed, policy,
+                            config.error_feedback_or(rounding == "nearest"),
                             model=getattr(ddp_model, "module", ddp_model),
                             scale_group=scale_group, comm=comm,
                             send_density=config.options.get("send_density"),
-                            send_select=config.options.get("send_select", "topk"))
+                            send_select=config.options.get("send_select", "topk"),
+                            rounding=rounding)
     # the overlap plan is timing-driven like the probes: off when they are
     plan_at = (OVERLAP_PLAN_STEP if isinstance(policy, AdaptivePolicy) and config.probe_link
                and config.world_size > 1 else None)
@@ -138,7 +146,7 @@ def _register(name: str, tier: str | None, description: str, lossy: bool,
               max_world_size: int | None) -> None:
     register_method(MethodSpec(
         name=name, factory=functools.partial(make_pactrain, tier=tier), uses_pruning=True,
-        lossy=lossy, description=description, options=("send_density", "send_select"),
+        lossy=lossy, description=description, options=("send_density", "send_select", "rounding"),
         max_world_size=max_world_size,
     ))
 
