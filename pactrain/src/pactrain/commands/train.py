@@ -74,7 +74,8 @@ def train(
     error_feedback: bool | None = typer.Option(
         None, "--error-feedback/--no-error-feedback",
         help="Residuals for lossy compression (default: the method's own: off for PacTrain's "
-             "tiers, on for top-k and PowerSGD)."),
+             "tiers unless --send-density or --rounding nearest, on for top-k and "
+             "PowerSGD)."),
     json_out: str | None = typer.Option(
         None, "--json", help="Write the whole result here ('-': to stdout, instead of the "
                              "summary; progress and logs always go to stderr)."),
