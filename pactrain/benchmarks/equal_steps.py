@@ -44,7 +44,8 @@ def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
                 probe_link=False, eval_every=args.eval_every)
     out = [("dense", RunConfig(method="dense", sparsity=0.0, **base))]
     out += [(name, RunConfig(method=name, sparsity=0.0, **base)) for name in args.baselines]
-    feedback = {"off": [None], "on": [True], "both": [None, True]}[args.error_feedback]
+    feedback = {"default": [None], "off": [False], "on": [True],
+                "both": [False, True]}[args.error_feedback]
     sampling = {} if args.send_density is None else {"send_density": args.send_density}
     for schedule in args.schedules:
         start, end = SCHEDULES[schedule]
@@ -52,8 +53,10 @@ def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
             for method in args.methods:
                 for rounding in args.rounding:
                     for ef in feedback:
+                        if rounding == "nearest" and ef is False:
+                            continue  # refused: nearest rounding needs its residual
                         where = schedule if len(args.scopes) == 1 else f"{schedule}, {scope}"
-                        tags = "".join((" +EF" if ef else "",
+                        tags = "".join(({True: " +EF", False: " -EF"}.get(ef, ""),
                                         f" {rounding}" if len(args.rounding) > 1 else ""))
                         options = dict(sampling, **({"rounding": rounding}
                                                     if rounding != "stochastic" else {}))
@@ -149,9 +152,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--sparsity", type=float, default=0.8)
-    parser.add_argument("--error-feedback", choices=("off", "on", "both"), default="off",
-                        help="PacTrain entrants without (the tiers' default), with, or "
-                             "both ways with a residual for lossy tiers")
+    parser.add_argument("--error-feedback", choices=("default", "off", "on", "both"),
+                        default="default",
+                        help="the PacTrain entrants' residual for the codes' error: each "
+                             "setting's default (off unless sampling or nearest rounding), "
+                             "off, on, or both off and on")
     parser.add_argument("--rounding", nargs="+", default=["stochastic"], choices=ROUNDINGS,
                         help="how the PacTrain entrants' ternary tiers round (nearest keeps "
                              "its error: error feedback on)")

@@ -50,8 +50,11 @@ def steady_step_s(points: list[list[float]]) -> float | None:
     return rates[len(rates) // 2]
 
 
-def race_rows(document: dict[str, Any], at_step: int | None) -> list[dict[str, Any]]:
-    """One row per curve, with derived columns (see the module docstring)."""
+def race_rows(document: dict[str, Any], at_step: int | None,
+              race: str = "") -> list[dict[str, Any]]:
+    """One row per curve, with derived columns (see the module docstring); ``race`` names
+    the run (its file), so races of the same model and link in several files are judged
+    apart."""
     step_s = {(r["model"], r["bandwidth"], r["method"]): r.get("step_s")
               for r in document["rows"] if r.get("step_s")}
     floor = {r["model"]: r.get("step_s") for r in document["rows"]
@@ -75,7 +78,8 @@ def race_rows(document: dict[str, Any], at_step: int | None) -> list[dict[str, A
             best = (min(values) if lower else max(values)) if values else None
             grid_step = step_s.get((model, bandwidth, curve["method"]))
             steady = steady_step_s(pts)
-            row = {"model": model, "bandwidth": bandwidth, "method": curve["method"],
+            row = {"race": race, "model": model, "bandwidth": bandwidth,
+                   "method": curve["method"],
                    "metric": "held-out loss" if lower else "test accuracy",
                    "target": target, "reached_s": reached[0] if reached else None,
                    "reached_step": reached[1] if reached else None, "best": best,
@@ -122,15 +126,16 @@ def what_the_target_needs(ours: dict[str, Any], rival: dict[str, Any],
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     """The issue's targets, per race, as sentences computed from the rows."""
     lines = []
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault((row["model"], row["bandwidth"]), []).append(row)
-    for (model, bandwidth), group in groups.items():
+        groups.setdefault((row["race"], row["model"], row["bandwidth"]), []).append(row)
+    several = len({race for race, _, _ in groups}) > 1
+    for (race, model, bandwidth), group in groups.items():
         ours = [r for r in group if r["method"].startswith(PACTRAIN_PREFIX)
                 and r["reached_s"] is not None]
         others = [r for r in group if not r["method"].startswith(PACTRAIN_PREFIX)
                   and r["reached_s"] is not None]
-        where = f"{model} at {bandwidth}"
+        where = f"{model} at {bandwidth}" + (f" ({race})" if several else "")
         if not ours:
             lines.append(f"{where}: no PacTrain method reached the target within the budget.")
             continue
@@ -173,7 +178,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         best = (fmt(100 * r["best"], ".2f") + "%" if r["metric"] == "test accuracy"
                 and r["best"] is not None else fmt(r["best"], ".4f"))
-        lines.append(f"| {r['model']} | {r['bandwidth']} | {r['method']} | "
+        model = f"{r['model']} ({r['race']})" if r.get("race") else r["model"]
+        lines.append(f"| {model} | {r['bandwidth']} | {r['method']} | "
                      f"{fmt(r['reached_s'], '.1f')} | {fmt(r['reached_step'], 'd')} | {best} | "
                      f"{r['steps_run']} | {r['payload_mb_per_step']:.3f} | "
                      f"{fmt(r['step_s'], '.3f')} | {fmt(r['grid_step_s'], '.3f')} | "
@@ -189,7 +195,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     rows = []
     for path in args.files:
-        rows += race_rows(json.loads(path.read_text()), args.at_step)
+        rows += race_rows(json.loads(path.read_text()), args.at_step, path.stem)
     text = markdown(rows) + "\n\n" + "\n".join(f"- {line}" for line in verdicts(rows)) + "\n"
     print(text)
     if args.md:

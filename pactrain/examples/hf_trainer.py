@@ -42,6 +42,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=40)
     parser.add_argument("--sparsity", type=float, default=0.8)
+    parser.add_argument("--method", default="pactrain",
+                        help="pactrain (adaptive tiers) or a fixed tier, e.g. pactrain-fp16")
     parser.add_argument("--out", default="hf-trainer-out")
     args = parser.parse_args()
 
@@ -56,7 +58,7 @@ def main() -> None:
         save_strategy="no", logging_steps=10, disable_tqdm=True, seed=0)
     trainer = Trainer(model=model, args=training, train_dataset=Windows(train_ids))
     callback = attach_to_trainer(trainer, sparsity=args.sparsity, prune_start=0.0,
-                                 prune_end=0.25)
+                                 prune_end=0.25, method=args.method)
     trainer.train()
 
     held_out = Windows(val_ids).ids[:64]
