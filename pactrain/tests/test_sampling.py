@@ -159,13 +159,22 @@ def test_rounding_is_one_of_two_and_nearest_rounds_half_up_without_draws() -> No
     assert codes.tolist() == [1, -1, 0, 0, 1]  # scale 1: |v| > 1/2 is sent
 
 
-def test_a_checkpoint_resumes_only_with_its_rounding() -> None:
+def test_a_checkpoint_resumes_only_with_its_rounding_and_error_feedback() -> None:
     _, tracker = _pruned_model(0.5)
     written = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed"),
                               rounding="nearest").state_dict()
     with pytest.raises(ValueError, match="written with rounding=nearest, this run has "
                                          "rounding=stochastic"):
         CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed")).load_state_dict(written)
+    kept = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed"), error_feedback=True)
+    dropped = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed"),
+                              error_feedback=False)
+    with pytest.raises(ValueError, match="written with error_feedback=True, this run has "
+                                         "error_feedback=False"):
+        dropped.load_state_dict(kept.state_dict())
+    legacy = kept.state_dict()
+    del legacy["error_feedback"]  # a checkpoint from before it was recorded
+    dropped.load_state_dict(legacy)
 
 
 def test_a_checkpoint_resumes_only_with_its_send_density() -> None:

@@ -599,20 +599,24 @@ class CompactionState:
             "send_density": self.send_density,
             "send_select": self.send_select,
             "rounding": self.rounding,
+            "error_feedback": self.error_feedback,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore :meth:`state_dict`; caches are rebuilt on the next call.
 
         Raises:
-            ValueError: the checkpoint was written with another ``send_density`` or
-                ``send_select`` (its residuals hold what that sampling left unsent;
-                resuming with another would silently change the run).
+            ValueError: the checkpoint was written with another ``send_density``,
+                ``send_select``, ``rounding`` or ``error_feedback`` (its residuals hold
+                what that setting left unsent or rounded away; resuming with another
+                would silently change the run).
         """
         # a checkpoint from before sampling existed has neither key: it did not sample
         written = {"send_density": state.get("send_density"),
                    "send_select": state.get("send_select", self.send_select),
-                   "rounding": state.get("rounding", "stochastic")}
+                   "rounding": state.get("rounding", "stochastic"),
+                   # older checkpoints did not say; their residuals fit either setting
+                   "error_feedback": state.get("error_feedback", self.error_feedback)}
         for key, value in written.items():
             this = getattr(self, key)
             if value != this:
