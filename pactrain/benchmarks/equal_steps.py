@@ -18,6 +18,7 @@ entrant). A benchmark, not a test.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -47,24 +48,19 @@ def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
     feedback = {"default": [None], "off": [False], "on": [True],
                 "both": [False, True]}[args.error_feedback]
     sampling = {} if args.send_density is None else {"send_density": args.send_density}
-    for schedule in args.schedules:
+    for schedule, scope, method, rounding, ef in itertools.product(
+            args.schedules, args.scopes, args.methods, args.rounding, feedback):
+        if rounding == "nearest" and ef is False:
+            continue  # refused: nearest rounding needs its residual
         start, end = SCHEDULES[schedule]
-        for scope in args.scopes:
-            for method in args.methods:
-                for rounding in args.rounding:
-                    for ef in feedback:
-                        if rounding == "nearest" and ef is False:
-                            continue  # refused: nearest rounding needs its residual
-                        where = schedule if len(args.scopes) == 1 else f"{schedule}, {scope}"
-                        tags = "".join(({True: " +EF", False: " -EF"}.get(ef, ""),
-                                        f" {rounding}" if len(args.rounding) > 1 else ""))
-                        options = dict(sampling, **({"rounding": rounding}
-                                                    if rounding != "stochastic" else {}))
-                        out.append((f"{method}{tags} ({where})",
-                                    RunConfig(method=method, sparsity=args.sparsity,
-                                              prune_start=start, prune_end=end,
-                                              prune_scope=scope, error_feedback=ef,
-                                              method_options=options, **base)))
+        where = schedule if len(args.scopes) == 1 else f"{schedule}, {scope}"
+        tags = "".join(({True: " +EF", False: " -EF"}.get(ef, ""),
+                        f" {rounding}" if len(args.rounding) > 1 else ""))
+        options = dict(sampling, **({"rounding": rounding} if rounding != "stochastic" else {}))
+        out.append((f"{method}{tags} ({where})",
+                    RunConfig(method=method, sparsity=args.sparsity, prune_start=start,
+                              prune_end=end, prune_scope=scope, error_feedback=ef,
+                              method_options=options, **base)))
     return out
 
 

@@ -174,10 +174,15 @@ def check_send_density(send_density: float | None) -> None:
         raise ValueError(f"send_density must be in (0, 1], got {send_density}")
 
 
-def check_rounding(rounding: str) -> None:
-    """Refuse an unknown ternary ``rounding`` (the CLI calls it too)."""
+def check_rounding(rounding: str, error_feedback: bool | None = None) -> None:
+    """Refuse an unknown ternary ``rounding``, and ``nearest`` with error feedback
+    explicitly off (``False``; ``None`` is the default, which turns it on). The CLI calls
+    it too, before any worker starts."""
     if rounding not in ROUNDINGS:
         raise ValueError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
+    if rounding == "nearest" and error_feedback is False:
+        raise ValueError("nearest rounding keeps what it rounds away in the error-feedback "
+                         "residual; drop --no-error-feedback (error_feedback=False)")
 
 
 def check_send_select(send_select: str) -> None:
@@ -229,16 +234,17 @@ class CompactionState:
             (:meth:`sample`); ``None``: every kept entry every step. What is not sent
             waits in the residual whatever ``error_feedback`` says; ``error_feedback``
             decides only whether the lossy tiers' quantization error is kept too (the
-            unsent entries' residual is delayed gradient; ternary codes' error is not
-            contractive, so its feedback stays off by default, as without sampling).
+            unsent entries' residual is delayed gradient; the PacTrain methods keep the
+            codes' error by default when sampling, :func:`pactrain.methods.pactrain.make_pactrain`).
         send_select: how the sample is chosen (:data:`SEND_SELECTIONS`).
         rounding: how the ternary tiers round (:data:`ROUNDINGS`); ``nearest`` draws
-            nothing and should run with ``error_feedback`` (what it rounds away is
-            otherwise lost).
+            nothing and is refused with ``error_feedback=False`` (what it rounds away
+            would be lost).
 
     Raises:
         ValueError: a forced tier that does not serve this many workers (ternary above
-            127); ``send_density`` outside (0, 1], an unknown ``send_select``.
+            127); ``send_density`` outside (0, 1], an unknown ``send_select`` or
+            ``rounding``, ``nearest`` rounding without error feedback.
     """
 
     def __init__(
@@ -266,7 +272,7 @@ class CompactionState:
                 policy.allowed = tuple(t for t in policy.allowed if t not in refused)
         check_send_density(send_density)
         check_send_select(send_select)
-        check_rounding(rounding)
+        check_rounding(rounding, error_feedback)
         self.send_select = send_select
         self.rounding = rounding
         self._chunk_tables: dict[int, tuple[tuple, torch.Tensor, torch.Tensor]] = {}

@@ -25,16 +25,12 @@ def check_send_options(method: str, send_density: float | None, send_select: str
 
     if rounding != "stochastic":
         try:
-            check_rounding(rounding)
+            check_rounding(rounding, error_feedback)
         except ValueError as err:
             raise typer.BadParameter(str(err), param_hint="--rounding") from None
         if "rounding" not in get_method(method).options:
             raise typer.BadParameter(f"{method} sends no ternary codes; the PacTrain methods "
                                      "(pactrain, pactrain-<tier>) do", param_hint="--rounding")
-        if error_feedback is False:
-            raise typer.BadParameter("nearest rounding keeps what it rounds away in the "
-                                     "error-feedback residual; drop --no-error-feedback",
-                                     param_hint="--rounding")
     if send_density is None:
         return
 

@@ -122,14 +122,11 @@ def make_pactrain(
         policy.link = probe_link(comm)
         policy.compute = probe_compute(comm, seed=config.seed)
     rounding = config.options.get("rounding", "stochastic")
-    if rounding == "nearest" and config.error_feedback is False:
-        raise ValueError("nearest rounding keeps what it rounds away in the error-feedback "
-                         "residual; it cannot run with error_feedback=False")
     scale_group = scale_group_for(process_group, config.world_size)
     # Error feedback of the codes' error, by default: off for unsampled stochastic codes
     # (unbiased; feeding their error back cost accuracy), on when sampling (fashion-cnn at
     # send_density 0.05: +1.5 points over steps 450-800) and for nearest rounding (biased,
-    # sound only with it). Measurements: docs/pactrain-core.md.
+    # sound only with it; CompactionState refuses it off). Measurements: docs/pactrain-core.md.
     sampling = config.options.get("send_density") is not None
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
                             config.seed, policy,

@@ -189,9 +189,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     def paused() -> float:
         return curve.paused_s - paused_at_warm if curve is not None else 0.0
 
-    heartbeat = Heartbeat(config.progress_path, rank, start_step)
-    _beat_when_reducing(model, heartbeat)
-    try:
+    with Heartbeat(config.progress_path, rank, start_step) as heartbeat:
+        _beat_when_reducing(model, heartbeat)
         for step in range(start_step, end_step):
             if step == warm_at:
                 clock_start = time.perf_counter()
@@ -217,8 +216,6 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
                     step + 1, rank, model, time.perf_counter() - clock_start - paused()):
                 end_step = step + 1
                 break
-    finally:
-        heartbeat.close()
     elapsed = time.perf_counter() - clock_start - paused()
     timed_steps = max(end_step - warm_at, 0)
     wire_end = read_own_counters()
