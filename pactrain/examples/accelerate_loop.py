@@ -28,6 +28,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--sparsity", type=float, default=0.8)
+    parser.add_argument("--method", default="pactrain",
+                        help="pactrain (adaptive tiers) or a fixed tier, e.g. pactrain-fp16")
     args = parser.parse_args()
 
     accelerator = Accelerator(cpu=True)
@@ -38,7 +40,8 @@ def main() -> None:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     ddp, optimizer, loader = accelerator.prepare(model, optimizer, loader)
-    pt = pactrain.attach(ddp, optimizer, sparsity=args.sparsity, total_steps=args.steps)
+    pt = pactrain.attach(ddp, optimizer, sparsity=args.sparsity, total_steps=args.steps,
+                         method=args.method)
 
     step = 0
     while step < args.steps:

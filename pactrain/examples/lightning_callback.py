@@ -43,6 +43,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--sparsity", type=float, default=0.8)
+    parser.add_argument("--method", default="pactrain",
+                        help="pactrain (adaptive tiers) or a fixed tier, e.g. pactrain-fp16")
     parser.add_argument("--devices", type=int, default=2)
     args = parser.parse_args()
 
@@ -50,7 +52,7 @@ def main() -> None:
     x, y, x_test, y_test = load_split()
     loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
     model = DigitsClassifier()
-    callback = PacTrainCallback(sparsity=args.sparsity)
+    callback = PacTrainCallback(sparsity=args.sparsity, method=args.method)
     trainer = pl.Trainer(accelerator="cpu", devices=args.devices, strategy="ddp",
                          max_steps=args.steps, callbacks=[callback], logger=False,
                          enable_checkpointing=False, enable_progress_bar=False,
