@@ -64,7 +64,9 @@ def train(
     batch_size: int | None = typer.Option(None, help="Per-worker batch (default: model's)."),
     lr: float | None = typer.Option(None, help="SGD learning rate (default: model's)."),
     accumulation: int = typer.Option(1, min=1, help="Micro-batches per step (no_sync)."),
-    bucket_cap_mb: float = typer.Option(25.0, help="DDP bucket size in MB."),
+    bucket_cap_mb: float | None = typer.Option(
+        None, min=0.0001, help="DDP bucket size in MB (default: PyTorch's, 25 MB after a "
+                               "first bucket of 1 MiB; any value makes every bucket that size)."),
     broadcast_buffers: bool = typer.Option(
         True, help="DDP broadcasts rank 0's buffers (BatchNorm statistics) every forward."),
     error_feedback: bool | None = typer.Option(

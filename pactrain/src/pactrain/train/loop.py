@@ -159,8 +159,9 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
 
     ddp = DistributedDataParallel(
         model, device_ids=[device.index] if device.type == "cuda" else None,
-        bucket_cap_mb=config.bucket_cap_mb,
         gradient_as_bucket_view=config.gradient_as_bucket_view,
+        # unset keeps DDP's small first bucket (RunConfig.bucket_cap_mb says why)
+        **({} if config.bucket_cap_mb is None else {"bucket_cap_mb": config.bucket_cap_mb}),
         # torch 2.13 deprecates passing it (a FutureWarning); only the non-default is sent
         **({} if config.broadcast_buffers else {"broadcast_buffers": False}),
     )
