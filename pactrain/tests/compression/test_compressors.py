@@ -58,21 +58,25 @@ def test_codes_are_ternary_and_127_extreme_codes_fit_in_int8() -> None:
     assert ternary_encode(values, 0.0, torch.rand(5)).abs().sum() == 0
 
 
-@pytest.mark.parametrize("world_size", [1, 2, 3, 4, 7, 8, 15, 16, 127, 128])
-def test_packed_digits_sum_without_carries_for_every_partial_sum(world_size: int) -> None:
+@pytest.mark.parametrize(("world_size", "levels"),
+                         [(n, 1) for n in (1, 2, 3, 4, 7, 8, 15, 16, 127, 128)]
+                         + [(n, 2) for n in (1, 2, 4, 8, 63)])
+def test_packed_digits_sum_without_carries_for_every_partial_sum(world_size: int,
+                                                                 levels: int) -> None:
     """Extreme codes (all +1 or all -1 on every rank) and random codes: every partial sum
     of the packed words, as a ring reduce-scatter forms them, stays inside int32 and
     unpacks to the sum of the codes."""
-    packing = RadixPacking.for_world(world_size)
-    base = packing.base
-    assert base == 2 * world_size + 1
-    assert (world_size + 1) * base ** (packing.digits - 1) <= 2 ** 31       # fits
-    assert (world_size + 1) * base ** packing.digits > 2 ** 31              # the most
+    packing = RadixPacking.for_world(world_size, levels)
+    base, reach = packing.base, world_size * levels
+    assert base == 2 * reach + 1
+    assert (reach + 1) * base ** (packing.digits - 1) <= 2 ** 31       # fits
+    assert (reach + 1) * base ** packing.digits > 2 ** 31              # the most
     generator = torch.Generator().manual_seed(world_size)
     count = 3 * packing.digits + 1  # a padded last word
     for fill in (1, -1, None):
-        codes = [torch.full((count,), fill, dtype=torch.int8) if fill is not None else
-                 torch.randint(-1, 2, (count,), generator=generator).to(torch.int8)
+        codes = [torch.full((count,), fill * levels, dtype=torch.int8) if fill is not None
+                 else torch.randint(-levels, levels + 1, (count,),
+                                    generator=generator).to(torch.int8)
                  for _ in range(world_size)]
         partial = torch.zeros(packing.words_for(count), dtype=torch.int64)
         for seen, rank_codes in enumerate(codes, start=1):
@@ -82,7 +86,7 @@ def test_packed_digits_sum_without_carries_for_every_partial_sum(world_size: int
             assert int(partial.max()) < 2 ** 31 and int(partial.min()) >= -2 ** 31
             expected = torch.stack(codes[:seen]).to(torch.int32).sum(0)
             # a partial sum of `seen` ranks decodes with `seen` offsets removed
-            partial_packing = RadixPacking(seen, packing.base, packing.digits)
+            partial_packing = RadixPacking(seen, packing.base, packing.digits, levels)
             sums = partial_packing.unpack(partial.to(torch.int32), count)
             assert torch.equal(sums, expected)
 
@@ -100,6 +104,11 @@ def test_packed_digits_and_bytes_per_entry() -> None:
     assert packed.payload_bytes(5000, 1000, 4) == 416
     with pytest.raises(ValueError, match="world size must be >= 1"):
         RadixPacking.for_world(0)
+    # five-level codes (quinary): 7 base-17 digits at N = 4, 4.57 bits
+    assert RadixPacking.for_world(4, 2).digits == 7
+    assert get_tier("quinary").bytes_per_entry(4) == pytest.approx(4 / 7)
+    with pytest.raises(ValueError, match="levels must be >= 1"):
+        RadixPacking.for_world(4, 0)
 
 
 def test_one_world_size_limit_for_every_int8_sum_of_codes() -> None:

@@ -30,3 +30,22 @@ def test_fashion_cnn_learns_under_pactrain_on_two_workers() -> None:
     assert result["density"] == pytest.approx(0.1, abs=1e-3)
     assert result["compacted_fraction"] > 0.99
     assert result["final_payload_bytes_per_step"] < 0.3 * result["dense_payload_bytes_per_step"]
+
+
+@pytest.mark.skipif(not INSTALLED, reason="Fashion-MNIST is not installed: "
+                    "apt-get install dataset-fashion-mnist")
+def test_the_training_loop_keeps_ddps_small_first_bucket() -> None:
+    """fashion-cnn's 13 MB gradient fits in one 25 MB bucket. Left unset, DDP rebuilds it
+    after the first step into a first bucket of the classifier (ready early in backward,
+    so its communication overlaps the convolutions' backward) and one of the convolutions;
+    any explicit cap, 25 included, keeps a single bucket handed over at the end."""
+    common = dict(model="fashion-cnn", method="pactrain-fp32", workers=2, steps=4,
+                  sparsity=0.5, batch_size=16, warmup_steps=0, probe_link=False,
+                  evaluate=False)
+    default = run_training(RunConfig(**common), progress=False, timeout_s=300)
+    explicit = run_training(RunConfig(bucket_cap_mb=25.0, **common), progress=False,
+                            timeout_s=300)
+    assert sorted(default["tier_counts_per_bucket"]) == ["0", "1"]
+    # after the rebuild: the classifier's 3.22 M entries, then the convolutions' 18,816
+    assert default["tier_counts_per_bucket"]["1"] == {"fp32": 3}
+    assert sorted(explicit["tier_counts_per_bucket"]) == ["0"]

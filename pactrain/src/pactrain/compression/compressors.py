@@ -135,28 +135,39 @@ class RadixPacking:
     each digit is one contiguous slice of the codes (packing and unpacking are ``digits``
     vectorised passes, no per-entry Python).
 
+    Codes of ``L`` levels a side (``levels``; codes in [-L, L], the ``quinary`` tier's
+    L = 2) pack the same way with ``M = N x L`` in place of N: base ``2M + 1``, lower
+    digits offset by +L, the bound ``(M + 1) * B**(k-1) <= 2**31`` (7 base-17 digits at
+    N = 4, L = 2: 4.57 bits per entry).
+
     Attributes:
         world_size: ranks whose codes are summed.
-        base: ``2 * world_size + 1``.
+        base: ``2 * world_size * levels + 1``.
         digits: digits per int32 word.
+        levels: the largest code magnitude (1 for ternary codes).
     """
 
     world_size: int
     base: int
     digits: int
+    levels: int = 1
 
     @classmethod
-    def for_world(cls, world_size: int) -> RadixPacking:
-        """The most base-(2N+1) digits an int32 word holds for ``world_size`` ranks."""
+    def for_world(cls, world_size: int, levels: int = 1) -> RadixPacking:
+        """The most base-(2NL+1) digits an int32 word holds for ``world_size`` ranks'
+        codes in [-levels, levels]."""
         if world_size < 1:
             raise ValueError(f"world size must be >= 1, got {world_size}")
-        if world_size + 1 > 2 ** 31:
+        if levels < 1:
+            raise ValueError(f"levels must be >= 1, got {levels}")
+        reach = world_size * levels  # the largest |sum of codes|
+        if reach + 1 > 2 ** 31:
             raise ValueError(f"{world_size} ranks overflow an int32 word; use the fp16 tier")
-        base = 2 * world_size + 1
+        base = 2 * reach + 1
         lower = 0  # digits below the signed top one
-        while (world_size + 1) * base ** (lower + 1) <= 2 ** 31:
+        while (reach + 1) * base ** (lower + 1) <= 2 ** 31:
             lower += 1
-        return cls(world_size, base, lower + 1)
+        return cls(world_size, base, lower + 1, levels)
 
     @property
     def bytes_per_entry(self) -> float:
@@ -167,7 +178,7 @@ class RadixPacking:
         return -(-count // self.digits)
 
     def pack(self, codes: torch.Tensor) -> torch.Tensor:
-        """int8 codes in {-1, 0, 1} -> int32 words (``words_for(len(codes))`` of them).
+        """int8 codes in [-levels, levels] -> int32 words (``words_for(len(codes))``).
 
         In int32 throughout: one rank's word is below ``2 * B**(k-1) <= 2**31`` by the
         bound above (int64 buffers cost 4x the time: 1.4 ms against 0.36 ms of CPU for
@@ -178,14 +189,14 @@ class RadixPacking:
         digits = torch.zeros(self.digits * words, dtype=torch.int32, device=codes.device)
         digits[:count] = codes
         digits = digits.view(self.digits, words)
-        digits[:-1] += 1  # offset codes; the top digit stays signed
+        digits[:-1] += self.levels  # offset codes; the top digit stays signed
         packed = digits[-1] * self.base ** (self.digits - 1)
         for digit in range(self.digits - 1):
             packed.add_(digits[digit], alpha=self.base ** digit)
         return packed
 
     def unpack(self, summed: torch.Tensor, count: int) -> torch.Tensor:
-        """Summed int32 words -> the ``count`` sums of codes (int32, in [-N, N]).
+        """Summed int32 words -> the ``count`` sums of codes (int32, in [-NL, NL]).
 
         Digits are peeled off in float64, which holds every int32 exactly: ``x / B`` is
         correctly rounded and ``x mod B >= 1`` puts it at least ``1/B`` below the next
@@ -204,7 +215,7 @@ class RadixPacking:
             high = torch.floor(low / base)
             torch.sub(low, high, alpha=base, out=out[digit])
             low = high
-        out[:-1] -= self.world_size
+        out[:-1] -= self.world_size * self.levels
         return out.view(-1)[:count].to(torch.int32)
 
 

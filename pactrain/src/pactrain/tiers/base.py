@@ -24,8 +24,9 @@ from pactrain.compression.compressors import Bounds
 from pactrain.costs import ComputeCosts, LinkModel, ring_factor
 
 #: Precision levels, most precise first: the policy prefers a lower level when its price
-#: hides under the backward pass (:meth:`pactrain.policy.AdaptivePolicy.decide`).
-EXACT, HALF, TERNARY = 0, 1, 2
+#: hides under the backward pass (:meth:`pactrain.policy.AdaptivePolicy.decide`). CODES:
+#: stochastic codes of more than three levels (``quinary``).
+EXACT, HALF, CODES, TERNARY = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ class Tier:
         name: the registry name (``pactrain.tiers.<name>``).
         description: one line for ``--help``, reports and the docs table.
         lossy: whether the average it delivers differs from the exact one.
-        precision: :data:`EXACT`, :data:`HALF` or :data:`TERNARY`.
+        precision: :data:`EXACT`, :data:`HALF`, :data:`CODES` or :data:`TERNARY`.
         collectives: collectives per bucket (each pays the link's latency alpha).
         bytes_per_entry: payload bytes per entry sent at a world size (before the ring
             factor 2(N-1)/N).
