@@ -8,6 +8,7 @@ it decodes to exactly what ``ternary`` delivers for the same draws.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import torch
 
@@ -22,14 +23,27 @@ def packing_for(world_size: int) -> RadixPacking:
     return RadixPacking.for_world(world_size)
 
 
-def send(ctx: TierContext, values: torch.Tensor) -> Sent:
-    """Codes packed, all-reduced as int32 words, unpacked on completion."""
-    codes, factors, error = ternary.encode(ctx, values)
-    packing = packing_for(ctx.world_size)
-    count = codes.numel()
-    future = ctx.comm.all_reduce(packing.pack(codes), "all_reduce_packed").then(
-        ternary.decoder(ctx, factors, lambda f: packing.unpack(f.value()[0], count)))
-    return Sent(future, error)
+Encoder = Callable[[TierContext, torch.Tensor],
+                  tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]]
+
+
+def packed_send(encode: Encoder, packing_of: Callable[[int], RadixPacking],
+                ) -> Callable[[TierContext, torch.Tensor], Sent]:
+    """The send of a tier whose codes travel as radix digits: ``encode`` (codes, decode
+    factors, error), pack, all-reduce the int32 words, unpack and decode on completion
+    (``packed``, and ``quinary`` with its own codes and packing)."""
+    def send(ctx: TierContext, values: torch.Tensor) -> Sent:
+        codes, factors, error = encode(ctx, values)
+        packing = packing_of(ctx.world_size)
+        count = codes.numel()
+        future = ctx.comm.all_reduce(packing.pack(codes), "all_reduce_packed").then(
+            ternary.decoder(ctx, factors, lambda f: packing.unpack(f.value()[0], count)))
+        return Sent(future, error)
+    return send
+
+
+#: Ternary codes packed, all-reduced as int32 words, unpacked on completion.
+send = packed_send(ternary.encode, packing_for)
 
 
 def _local(costs: ComputeCosts, numel: int, sent: int) -> float:

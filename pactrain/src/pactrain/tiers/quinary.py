@@ -25,7 +25,8 @@ from pactrain.compression.communicator import agree_scales
 from pactrain.compression.compressors import RadixPacking, chunk_abs_max, scale_chunks
 from pactrain.costs import ComputeCosts
 from pactrain.tiers import ternary
-from pactrain.tiers.base import CODES, Sent, Tier, TierContext
+from pactrain.tiers.base import CODES, Tier, TierContext
+from pactrain.tiers.packed import packed_send
 
 #: Code magnitudes a side: codes in [-LEVELS, LEVELS].
 LEVELS = 2
@@ -59,14 +60,8 @@ def encode(ctx: TierContext, values: torch.Tensor,
     return codes, factors, values
 
 
-def send(ctx: TierContext, values: torch.Tensor) -> Sent:
-    """Codes packed, all-reduced as int32 words, unpacked on completion."""
-    codes, factors, error = encode(ctx, values)
-    packing = packing_for(ctx.world_size)
-    count = codes.numel()
-    future = ctx.comm.all_reduce(packing.pack(codes), "all_reduce_packed").then(
-        ternary.decoder(ctx, factors, lambda f: packing.unpack(f.value()[0], count)))
-    return Sent(future, error)
+#: Codes packed as base-(4N+1) digits, all-reduced as int32 words, unpacked on completion.
+send = packed_send(encode, packing_for)
 
 
 def _local(costs: ComputeCosts, numel: int, sent: int) -> float:
