@@ -3,7 +3,8 @@
 Why: at equal steps the ternary codes cost PacTrain 50-200 steps to the 88% target on
 Fashion-MNIST (docs/pactrain-bench.md); this measures the cause on a real gradient, for
 ternary codes ({-1, 0, 1} x scale) and five-level codes ({-2..2} x scale / 2, the
-``quinary`` tier), per chunk size, with the tiers' own rule: scale = the chunk's max |g|,
+``quinary`` tier), per chunk size, with the tiers' own rule
+(:func:`~pactrain.compression.compressors.level_codes`): scale = the chunk's max |g|,
 ``code = sign(g) x floor(L |g| / scale + u)``, ``u ~ U[0, 1)`` (unbiased).
 
 The gradient: one rank's, one batch of ``--batch-size`` Fashion-MNIST images through
@@ -21,7 +22,7 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from pactrain.compression.compressors import chunk_abs_max, scale_chunks
+from pactrain.compression.compressors import chunk_abs_max, level_codes, scale_chunks
 from pactrain.models import get_model, load_builtin_models
 
 
@@ -44,15 +45,12 @@ def rounding_error(values: torch.Tensor, chunk: int, levels: int, draws: int,
     """Mean over ``draws`` of ``|delivered - values|^2 / |values|^2``."""
     bounds = ((0, values.numel()),)
     step = chunk_abs_max(values, bounds, chunk) / levels
-    inverse = torch.where(step > 0, 1.0 / step.clamp_min(torch.finfo(step.dtype).tiny),
-                          torch.zeros_like(step))
     energy = float(values.pow(2).sum())
     total = 0.0
     for _ in range(draws):
-        magnitude = scale_chunks(values.abs(), inverse, bounds, chunk)
-        magnitude.add_(torch.rand(values.shape, generator=generator)).floor_()
-        delivered = scale_chunks(magnitude.clamp_(max=levels) * values.sign(), step, bounds,
-                                 chunk)
+        uniform = torch.rand(values.shape, generator=generator)
+        codes = level_codes(values, step, bounds, uniform, levels, chunk)
+        delivered = scale_chunks(codes.to(torch.float32), step, bounds, chunk)
         total += float((delivered - values).pow(2).sum()) / energy
     return total / draws
 

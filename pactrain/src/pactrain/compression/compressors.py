@@ -295,6 +295,23 @@ def scale_chunks(tensor: torch.Tensor, factors: torch.Tensor, bounds: Bounds,
     return tensor
 
 
+def level_codes(values: torch.Tensor, step: torch.Tensor, bounds: Bounds,
+                uniform: torch.Tensor, levels: int, chunk: int = SCALE_CHUNK) -> torch.Tensor:
+    """Stochastic codes of ``levels`` a side: ``sign(v) x floor(|v| / step + u)`` as int8,
+    ``step`` one per chunk (laid out as :func:`chunk_abs_max` returns them), ``u`` the
+    entry's draw, so a code rounds up with probability ``frac(|v| / step)`` (unbiased;
+    draws of 1/2 round to the nearest level). A chunk whose step is 0 (all its values
+    are) gets codes 0. With ``step = scale / levels`` and ``|v| <= scale`` the codes lie
+    in [-levels, levels] (clamped against float rounding at ``|v| = scale``).
+    ``levels=1`` draws the ternary codes' distribution (:func:`ternary_codes` forms them
+    cheaper)."""
+    inverse = torch.where(step > 0, 1.0 / step.clamp_min(torch.finfo(step.dtype).tiny),
+                          torch.zeros_like(step))
+    magnitude = scale_chunks(values.abs(), inverse, bounds, chunk)
+    magnitude.add_(uniform).floor_().clamp_(max=levels)
+    return magnitude.to(torch.int8).mul_(torch.sign(values).to(torch.int8))
+
+
 def slot_abs_max(values: torch.Tensor, bounds: Bounds) -> torch.Tensor:
     """``max |v|`` of each slot of a flat buffer (0 for an empty slot): the per-parameter
     ternary scales, before the group agrees on their MAX.

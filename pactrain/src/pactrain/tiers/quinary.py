@@ -21,8 +21,7 @@ import functools
 
 import torch
 
-from pactrain.compression.communicator import agree_scales
-from pactrain.compression.compressors import RadixPacking, chunk_abs_max, scale_chunks
+from pactrain.compression.compressors import RadixPacking, level_codes, scale_chunks
 from pactrain.costs import ComputeCosts
 from pactrain.tiers import ternary
 from pactrain.tiers.base import CODES, Tier, TierContext
@@ -43,16 +42,8 @@ def encode(ctx: TierContext, values: torch.Tensor,
     when the context wants it, the error ``values - codes x scale / 2`` (formed in
     ``values``, which it consumes)."""
     uniform = ctx.draws()
-    scales = ctx.scales
-    if scales is None:
-        scales = agree_scales(ctx.comm, chunk_abs_max(values, ctx.bounds), ctx.scale_group)
-    step = scales / LEVELS  # one code's worth per chunk
-    # a zero scale only where all the chunk's values are zero: their codes are 0
-    inverse = torch.where(step > 0, 1.0 / step.clamp_min(torch.finfo(step.dtype).tiny),
-                          torch.zeros_like(step))
-    magnitude = scale_chunks(values.abs(), inverse, ctx.bounds)
-    magnitude.add_(uniform).floor_().clamp_(max=LEVELS)
-    codes = magnitude.to(torch.int8).mul_(torch.sign(values).to(torch.int8))
+    step = ternary.agreed_scales(ctx, values) / LEVELS  # one code's worth per chunk
+    codes = level_codes(values, step, ctx.bounds, uniform, LEVELS)
     factors = step / ctx.world_size
     if not ctx.wants_error:
         return codes, factors, None

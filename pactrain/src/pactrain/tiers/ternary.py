@@ -33,15 +33,21 @@ from pactrain.costs import ComputeCosts
 from pactrain.tiers.base import TERNARY, Sent, Tier, TierContext
 
 
+def agreed_scales(ctx: TierContext, values: torch.Tensor) -> torch.Tensor:
+    """The chunk scales every rank codes with: the sample's, agreed already, or the
+    group's MAX of ``max |v|`` per chunk, agreed here (every code tier's first half)."""
+    if ctx.scales is not None:
+        return ctx.scales
+    return agree_scales(ctx.comm, chunk_abs_max(values, ctx.bounds), ctx.scale_group)
+
+
 def encode(ctx: TierContext, values: torch.Tensor,
            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """int8 codes of ``values``, the chunks' decode factors ``scale / N`` and, when the
     context wants it, the error ``values - codes x scale`` (formed in ``values``, which it
     consumes)."""
     uniform = ctx.draws()
-    scales = ctx.scales
-    if scales is None:
-        scales = agree_scales(ctx.comm, chunk_abs_max(values, ctx.bounds), ctx.scale_group)
+    scales = agreed_scales(ctx, values)
     codes = ternary_codes(values, scale_chunks(uniform, scales, ctx.bounds))
     if not ctx.wants_error:
         return codes, scales / ctx.world_size, None
