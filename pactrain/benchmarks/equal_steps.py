@@ -29,7 +29,7 @@ from rich.progress import Progress
 
 from pactrain.compaction import ROUNDINGS
 from pactrain.models import check_data
-from pactrain.names import METHOD_NAMES, PRUNE_SCOPES
+from pactrain.names import METHOD_NAMES, OPTIMIZERS, PRUNE_SCOPES
 from pactrain.train.config import RunConfig
 from pactrain.train.launch import run_training
 
@@ -42,7 +42,7 @@ def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
     under every schedule."""
     base = dict(model=args.model, workers=args.workers, steps=args.steps,
                 batch_size=args.batch_size, seed=args.seed, warmup_steps=0,
-                probe_link=False, eval_every=args.eval_every)
+                probe_link=False, eval_every=args.eval_every, optimizer=args.optimizer)
     out = [("dense", RunConfig(method="dense", sparsity=0.0, **base))]
     out += [(name, RunConfig(method=name, sparsity=0.0, **base)) for name in args.baselines]
     feedback = {"default": [None], "off": [False], "on": [True],
@@ -160,6 +160,8 @@ def main(argv: list[str]) -> int:
                         help="PacTrain entrants send at most this share of each bucket's "
                              "entries per step (agreed top chunks)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--optimizer", choices=OPTIMIZERS, default=OPTIMIZERS[0],
+                        help="every entrant's optimizer (each model's default rate for it)")
     parser.add_argument("--target", type=float, default=None,
                         help="also print the first evaluated step that meets this metric "
                              "(e.g. 0.88 for the Fashion-MNIST races)")

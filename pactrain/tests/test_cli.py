@@ -40,7 +40,8 @@ def test_help_lists_the_names_and_they_match_the_registries() -> None:
 def test_unknown_names_are_refused_before_any_worker_starts() -> None:
     for flag, wrong, listed in (("--model", "resnet-18", "resnet18"),
                                 ("--method", "powersgd4", "powersgd-r2"),
-                                ("--prune-scope", "magnitude", "lamp")):
+                                ("--prune-scope", "magnitude", "lamp"),
+                                ("--optimizer", "adam", "adamw")):
         done = _pactrain("train", flag, wrong, "--steps", "2", timeout=60)
         assert done.returncode == 2  # a usage error, not 59 lines of worker tracebacks
         assert wrong in done.stderr and listed in done.stderr

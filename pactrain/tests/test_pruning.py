@@ -6,7 +6,9 @@ import pytest
 import torch
 from torch import nn
 
+from pactrain.names import OPTIMIZERS
 from pactrain.pruning import LAMP_SAMPLE, GradualPruner, NothingToPruneError, PruningConfig
+from pactrain.train.optimizers import build_optimizer
 
 
 def _model(seed: int = 0) -> nn.Module:
@@ -125,9 +127,11 @@ def test_ties_are_broken_deterministically_and_masks_only_shrink() -> None:
     assert (pruner.masks["weight"] <= first).all()
 
 
-def test_pruned_weights_and_optimizer_state_stay_exactly_zero() -> None:
+@pytest.mark.parametrize("optimizer_name", OPTIMIZERS)
+def test_pruned_weights_and_optimizer_state_stay_exactly_zero(optimizer_name: str) -> None:
     model = _model()
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-2)
+    optimizer = build_optimizer(optimizer_name, model.parameters(), lr=0.1, momentum=0.9,
+                                weight_decay=1e-2)
     pruner = GradualPruner(model, PruningConfig(final_sparsity=0.6))
     x, y = torch.randn(16, 1, 8, 8), torch.randint(0, 3, (16,))
     for step in range(6):
@@ -141,7 +145,11 @@ def test_pruned_weights_and_optimizer_state_stay_exactly_zero() -> None:
     for name, mask in pruner.masks.items():
         param = pruner.params[name]
         assert (param.detach()[~mask] == 0).all()
-        assert (optimizer.state[param]["momentum_buffer"][~mask] == 0).all()
+        state = optimizer.state[param]  # SGD's momentum buffer, AdamW's two moments
+        assert {"momentum_buffer"} <= set(state) or {"exp_avg", "exp_avg_sq"} <= set(state)
+        for value in state.values():
+            if value.shape == param.shape:
+                assert (value[~mask] == 0).all()
         assert (param.detach()[mask] != 0).any()
     assert pruner.density() == pytest.approx(0.4, abs=0.01)
 

@@ -18,3 +18,5 @@ METHOD_NAMES: tuple[str, ...] = tuple(sorted((
 )))
 #: How weights are ranked for pruning, the default first (:mod:`pactrain.pruning`).
 PRUNE_SCOPES: tuple[str, ...] = ("lamp", "global", "layer")
+#: Optimizers a run can train with, the default first (:mod:`pactrain.train.optimizers`).
+OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")

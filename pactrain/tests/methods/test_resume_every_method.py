@@ -104,6 +104,31 @@ def test_pactrain_error_feedback_resumes_bit_identically(tmp_path: Path) -> None
     assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"])
 
 
+def test_adamw_prunes_and_resumes_bit_identically(tmp_path: Path) -> None:
+    """Under AdamW the checkpoint carries both moments, and the pruner keeps them zero at
+    pruned entries, so a stop and resume inside the pruning schedule is still exact."""
+    extra = {"optimizer": "adamw"}
+    _train(_config(tmp_path, "pactrain-packed", "full", **extra))
+    _train(_config(tmp_path, "pactrain-packed", "half", stop_after=STOP, **extra))
+    _train(_config(tmp_path, "pactrain-packed", "resumed", resume=str(tmp_path / "half.pt"),
+                   **extra))
+    full, again = _load(tmp_path / "full.pt"), _load(tmp_path / "resumed.pt")
+    assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"])
+    moments = [s for s in full["optimizer"]["state"].values() if "exp_avg_sq" in s]
+    assert moments and all(float(s["exp_avg_sq"].abs().sum()) > 0 for s in moments)
+    masks = full["tracker"]["pruner"]["masks"]
+    assert any((~m).any() for m in masks.values())
+    for name, mask in masks.items():
+        assert (full["model"][name][~mask] == 0).all()
+
+
+def test_dgc_refuses_adamw(tmp_path: Path) -> None:
+    """DGC applies SGD momentum in its hook and turns the optimizer's off; AdamW has none
+    to turn off, so the pair would apply momentum twice: refused, naming the fix."""
+    with pytest.raises(LocalGroupError, match="--optimizer sgd"):
+        _train(_config(tmp_path, "dgc", "x", optimizer="adamw"))
+
+
 @pytest.fixture(scope="module")
 def fp16_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A checkpoint of ``fp16`` on 2 workers at sparsity 0.8, stopped after 2 steps."""
@@ -116,6 +141,7 @@ def fp16_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ({"method": "topk"}, "method 'fp16' (this run: 'topk')"),
     ({"sparsity": 0.5}, "sparsity 0.8 (this run: 0.5)"),
     ({"workers": 1}, "workers 2 (this run: 1)"),
+    ({"optimizer": "adamw"}, "optimizer 'sgd' (this run: 'adamw')"),
 ])
 def test_resume_refuses_a_checkpoint_of_another_run(
     tmp_path: Path, fp16_checkpoint: Path, change: dict[str, Any], named: str,

@@ -55,6 +55,8 @@ class BenchConfig:
             which the report computes every row's exposed communication per step.
         run_timeout_s: a run that takes longer is killed and reported as failed.
         seed: model init, data order, stochastic compression.
+        optimizer: every run's optimizer (``sgd`` or ``adamw``,
+            :mod:`pactrain.train.optimizers`), at each model's default rate for it.
     """
 
     models: list[str] = field(default_factory=lambda: ["digits-cnn", "resnet18"])
@@ -83,8 +85,14 @@ class BenchConfig:
     compute_floor: bool = True
     run_timeout_s: float = 1800.0
     seed: int = 0
+    optimizer: str = "sgd"
 
     def __post_init__(self) -> None:
+        from pactrain.names import OPTIMIZERS
+
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}, "
+                             f"got {self.optimizer!r}")
         if self.steps <= self.warmup_steps:
             raise ValueError(
                 f"--steps {self.steps} leaves nothing to time after {self.warmup_steps} "

@@ -34,7 +34,8 @@ def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
     base = RunConfig(
         model=cell.model, method=cell.method, workers=config.workers, steps=config.steps,
         sparsity=config.sparsity, seed=config.seed, batch_size=config.batch_size,
-        warmup_steps=config.warmup_steps, prune_start=0.0, prune_end=0.0,
+        optimizer=config.optimizer, warmup_steps=config.warmup_steps, prune_start=0.0,
+        prune_end=0.0,
         method_options=config.method_options(cell.method), timeout_s=config.run_timeout_s,
     )
     for key, value in overrides.items():

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from pactrain.commands.train import check_send_options, require_data
+from pactrain.names import OPTIMIZERS
 
 
 def _split(value: str) -> list[str]:
@@ -66,6 +67,9 @@ def bench(
     no_throttle: bool = typer.Option(False, help="Run on loopback even as root."),
     run_timeout: float = typer.Option(1800.0, help="Seconds before one run is killed."),
     seed: int = typer.Option(0, help="Seed of model init, data and compression."),
+    optimizer: str = typer.Option(
+        OPTIMIZERS[0], help=f"Every run's optimizer: {', '.join(OPTIMIZERS)} (SGD with "
+        "momentum, or AdamW), each at the model's default rate for it."),
     data_dir: Path | None = typer.Option(
         None, help="Folder of a model's dataset files (Fashion-MNIST's four IDX files); "
                    "default $PACTRAIN_DATA, else /usr/share/datasets/fashion-mnist."),
@@ -119,7 +123,7 @@ def bench(
             tta_budget_s=tta_budget if tta_budget and tta_budget > 0 else None,
             tta_prune_end=tta_prune_end, tta_prune_initial=tta_prune_initial,
             compute_floor=compute_floor,
-            run_timeout_s=run_timeout, seed=seed,
+            run_timeout_s=run_timeout, seed=seed, optimizer=optimizer,
         )
     except ValueError as err:
         raise typer.BadParameter(str(err)) from None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pactrain.names import METHOD_NAMES, MODEL_NAMES, PRUNE_SCOPES
+from pactrain.names import METHOD_NAMES, MODEL_NAMES, OPTIMIZERS, PRUNE_SCOPES
 
 
 def check_send_options(method: str, send_density: float | None, send_select: str,
@@ -62,7 +62,11 @@ def train(
              "over all layers, |w| over all, |w| per layer)."),
     seed: int = typer.Option(0, help="Seeds model init, data order and compression."),
     batch_size: int | None = typer.Option(None, help="Per-worker batch (default: model's)."),
-    lr: float | None = typer.Option(None, help="SGD learning rate (default: model's)."),
+    optimizer: str = typer.Option(
+        OPTIMIZERS[0], help=f"{' or '.join(OPTIMIZERS)}: SGD with momentum 0.9, or AdamW "
+        "(what transformers are usually trained with)."),
+    lr: float | None = typer.Option(
+        None, help="Learning rate (default: the model's for --optimizer)."),
     accumulation: int = typer.Option(1, min=1, help="Micro-batches per step (no_sync)."),
     bucket_cap_mb: float | None = typer.Option(
         None, min=0.0001, help="DDP bucket size in MB (default: PyTorch's, 25 MB after a "
@@ -128,6 +132,9 @@ def train(
     if prune_scope not in PRUNE_SCOPES:
         raise typer.BadParameter(f"{prune_scope!r}: choose one of {', '.join(PRUNE_SCOPES)}",
                                  param_hint="--prune-scope")
+    if optimizer not in OPTIMIZERS:
+        raise typer.BadParameter(f"{optimizer!r}: choose one of {', '.join(OPTIMIZERS)}",
+                                 param_hint="--optimizer")
     require_data([model], data_dir)
     replay = None
     if plan is not None:
@@ -145,7 +152,8 @@ def train(
     config = RunConfig(
         model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
         sparsity=sparsity, prune=list(prune) if prune else None, prune_scope=prune_scope,
-        seed=seed, batch_size=batch_size, lr=lr, accumulation=accumulation,
+        seed=seed, batch_size=batch_size, optimizer=optimizer, lr=lr,
+        accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
         error_feedback=error_feedback,
         json_out=json_out if json_out not in (None, "-") else None,

@@ -278,6 +278,11 @@ def apply_hook_momentum(method: CommMethod, optimizer: Any) -> None:
     inside its hook, so the optimizer's must be 0); groups without momentum are left alone."""
     momentum = getattr(method, "optimizer_momentum", None)
     if momentum is not None:
+        if not any("momentum" in group for group in optimizer.param_groups):
+            raise ValueError(
+                f"{type(method).__name__} applies SGD momentum inside its hook and needs an "
+                f"optimizer with a momentum setting to turn off, not "
+                f"{type(optimizer).__name__}; train it with SGD (--optimizer sgd)")
         for group in optimizer.param_groups:
             if "momentum" in group:
                 group["momentum"] = momentum

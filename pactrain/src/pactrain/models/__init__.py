@@ -63,6 +63,7 @@ class ModelSpec:
         higher_is_better: whether a larger primary metric is better.
         default_batch_size: per-rank batch size when the user gives none.
         default_lr: learning rate of the default optimizer (SGD with momentum).
+        default_adamw_lr: learning rate under ``--optimizer adamw``.
         description: one line for ``--help`` and docs.
         check_data: raises (e.g. :class:`FileNotFoundError` naming the install command)
             when the model's data is missing; cheap, so the CLI runs it before any worker
@@ -79,6 +80,7 @@ class ModelSpec:
     higher_is_better: bool = True
     default_batch_size: int = 32
     default_lr: float = 0.05
+    default_adamw_lr: float = 1e-3
     description: str = ""
     check_data: Callable[[], Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)

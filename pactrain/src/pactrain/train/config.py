@@ -22,8 +22,10 @@ class RunConfig:
         sparsity: final pruning sparsity (0 disables pruning's effect).
         seed: seeds model init, data order and stochastic compression.
         batch_size: per-rank batch size (``None``: the model's default).
-        lr: SGD learning rate (``None``: the model's default).
-        momentum, weight_decay: SGD settings.
+        optimizer: ``"sgd"`` (with momentum) or ``"adamw"`` (:mod:`pactrain.train.optimizers`).
+        lr: learning rate (``None``: the model's default for ``optimizer``).
+        momentum: SGD's momentum (AdamW keeps its default betas).
+        weight_decay: both optimizers.
         accumulation: micro-batches per step; all but the last run under ``no_sync()``.
         bucket_cap_mb: DDP bucket size; ``None`` (the default) is PyTorch's own: 25 MB
             buckets after a first one of 1 MiB. Why not pass 25.0: DDP keeps its small
@@ -73,6 +75,7 @@ class RunConfig:
     sparsity: float = 0.8
     seed: int = 0
     batch_size: int | None = None
+    optimizer: str = "sgd"
     lr: float | None = None
     momentum: float = 0.9
     weight_decay: float = 0.0

@@ -44,6 +44,7 @@ from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.train.config import RunConfig
 from pactrain.train.heartbeat import Heartbeat
 from pactrain.train.held_out import HeldOutCurve
+from pactrain.train.optimizers import build_optimizer, default_lr
 from pactrain.wire_counters import read_own_counters, wire_per_step
 
 
@@ -71,7 +72,7 @@ def method_config(config: RunConfig, rank: int, world_size: int) -> MethodConfig
 
 #: What a checkpoint must share with the run that resumes it: the model's weights and
 #: masks, every rank's method state and the pruning target only fit the run they came from.
-RESUME_MUST_MATCH: tuple[str, ...] = ("model", "method", "workers", "sparsity")
+RESUME_MUST_MATCH: tuple[str, ...] = ("model", "method", "workers", "sparsity", "optimizer")
 
 
 def check_resumable(saved_config: str | None, config: RunConfig, world_size: int) -> None:
@@ -93,7 +94,8 @@ def check_resumable(saved_config: str | None, config: RunConfig, world_size: int
         return
     saved = json.loads(saved_config)
     this = {"model": config.model, "method": config.method, "workers": world_size,
-            "sparsity": config.sparsity}
+            "sparsity": config.sparsity, "optimizer": config.optimizer}
+    saved.setdefault("optimizer", "sgd")  # checkpoints from before the choice were SGD's
     wrong = [key for key in RESUME_MUST_MATCH if saved.get(key) != this[key]]
     if wrong:
         found = ", ".join(f"{key} {saved.get(key)!r} (this run: {this[key]!r})"
@@ -137,15 +139,16 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     method_spec = get_method(config.method)
     method_spec.check_options(config.method_options)
     batch_size = config.batch_size or spec.default_batch_size
-    lr = config.lr if config.lr is not None else spec.default_lr
+    lr = (config.lr if config.lr is not None
+          else default_lr(config.optimizer, spec.default_lr, spec.default_adamw_lr))
 
     device = training_device(config.backend)
     model = spec.build(config.seed).to(device)  # the same weights on every rank, then moved
     tracker: MaskTracker | None = None
     if method_spec.uses_pruning:
         tracker = MaskTracker(GradualPruner(model, pruning_config(config), config.prune))
-    optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=config.momentum,
-                                weight_decay=config.weight_decay)
+    optimizer = build_optimizer(config.optimizer, model.parameters(), lr, config.momentum,
+                                config.weight_decay)
     start_step = 0
     checkpoint: dict[str, Any] | None = None
     if config.resume:
