@@ -57,7 +57,9 @@ def test_sampling_flags_are_checked_before_any_worker_starts() -> None:
                        (("--rounding", "nearest", "--no-error-feedback"),
                         "drop --no-error-feedback"),
                        (("--method", "dense", "--rounding", "nearest"),
-                        "dense sends no ternary codes")):
+                        "dense sends no ternary codes"),
+                       (("--method", "dgc", "--optimizer", "adamw"),
+                        "trains only with --optimizer sgd")):
         done = _pactrain("train", *args, "--steps", "2", timeout=60)
         assert done.returncode == 2, done.stderr
         assert said in " ".join(done.stderr.split()) and "Traceback" not in done.stderr

@@ -93,6 +93,14 @@ class BenchConfig:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}, "
                              f"got {self.optimizer!r}")
+        from pactrain.methods import get_method
+
+        for method in self.methods:  # unknown names and optimizers, before any worker
+            try:
+                spec = get_method(method)
+            except KeyError as err:
+                raise ValueError(err.args[0]) from None
+            spec.check_optimizer(self.optimizer)
         if self.steps <= self.warmup_steps:
             raise ValueError(
                 f"--steps {self.steps} leaves nothing to time after {self.warmup_steps} "

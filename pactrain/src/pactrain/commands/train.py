@@ -135,6 +135,10 @@ def train(
     if optimizer not in OPTIMIZERS:
         raise typer.BadParameter(f"{optimizer!r}: choose one of {', '.join(OPTIMIZERS)}",
                                  param_hint="--optimizer")
+    try:
+        get_method(method).check_optimizer(optimizer)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--optimizer") from None
     require_data([model], data_dir)
     replay = None
     if plan is not None:

@@ -162,6 +162,9 @@ class MethodSpec:
             place a limit is checked (:meth:`check_world_size`, run by every factory call
             and by ``attach`` before anything is built), e.g. int8 sums of ternary codes
             overflow above 127 workers.
+        momentum_in_hook: the method applies SGD momentum inside its hook and turns the
+            optimizer's off (:func:`apply_hook_momentum`), so it trains only under SGD
+            (:meth:`check_optimizer`, run before any worker starts).
     """
 
     name: str
@@ -171,6 +174,7 @@ class MethodSpec:
     description: str = ""
     options: tuple[str, ...] = ()
     max_world_size: int | None = None
+    momentum_in_hook: bool = False
 
     def __post_init__(self) -> None:
         # every factory call checks the config against the live group first
@@ -195,6 +199,19 @@ class MethodSpec:
             raise ValueError(f"{self.name} serves at most {self.max_world_size} workers "
                              f"(int8 sums of ternary codes overflow above that), this group "
                              f"has {world_size}; use pactrain (adaptive) or pactrain-packed")
+
+    def check_optimizer(self, optimizer: str) -> None:
+        """Refuse an optimizer this method cannot train under.
+
+        Why: a method with momentum in its hook sets the optimizer's momentum to 0; AdamW
+        has none to turn off and would apply its own moments on top of the hook's.
+
+        Raises:
+            ValueError: ``momentum_in_hook`` and an optimizer other than SGD.
+        """
+        if self.momentum_in_hook and optimizer != "sgd":
+            raise ValueError(f"{self.name} applies SGD momentum inside its hook and trains "
+                             f"only with --optimizer sgd, not {optimizer}")
 
     def check_options(self, options: dict[str, Any]) -> None:
         """Refuse option names this method does not read (typos, another method's)."""

@@ -155,4 +155,5 @@ SPEC = register_method(MethodSpec(
     name="dgc", factory=make_dgc, uses_pruning=False, lossy=True,
     description="Deep Gradient Compression: momentum correction, local clipping, warm-up",
     options=("density", "momentum", "clip_norm", "warmup_steps", "sample_fraction"),
+    momentum_in_hook=True,
 ))
