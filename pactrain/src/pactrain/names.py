@@ -20,3 +20,10 @@ METHOD_NAMES: tuple[str, ...] = tuple(sorted((
 PRUNE_SCOPES: tuple[str, ...] = ("lamp", "global", "layer")
 #: Optimizers a run can train with, the default first (:mod:`pactrain.train.optimizers`).
 OPTIMIZERS: tuple[str, ...] = ("sgd", "adamw")
+
+
+def check_optimizer(name: str) -> None:
+    """Refuse an unknown optimizer name in one line that lists the known ones (here, so
+    the CLI checks it before importing torch)."""
+    if name not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")

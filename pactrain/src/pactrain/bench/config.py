@@ -88,12 +88,10 @@ class BenchConfig:
     optimizer: str = "sgd"
 
     def __post_init__(self) -> None:
-        from pactrain.names import OPTIMIZERS
-
-        if self.optimizer not in OPTIMIZERS:
-            raise ValueError(f"--optimizer must be one of {', '.join(OPTIMIZERS)}, "
-                             f"got {self.optimizer!r}")
         from pactrain.methods import get_method
+        from pactrain.names import check_optimizer
+
+        check_optimizer(self.optimizer)
 
         for method in self.methods:  # unknown names and optimizers, before any worker
             try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pactrain.names import METHOD_NAMES, MODEL_NAMES, OPTIMIZERS, PRUNE_SCOPES
+from pactrain.names import METHOD_NAMES, MODEL_NAMES, OPTIMIZERS, PRUNE_SCOPES, check_optimizer
 
 
 def check_send_options(method: str, send_density: float | None, send_select: str,
@@ -132,10 +132,8 @@ def train(
     if prune_scope not in PRUNE_SCOPES:
         raise typer.BadParameter(f"{prune_scope!r}: choose one of {', '.join(PRUNE_SCOPES)}",
                                  param_hint="--prune-scope")
-    if optimizer not in OPTIMIZERS:
-        raise typer.BadParameter(f"{optimizer!r}: choose one of {', '.join(OPTIMIZERS)}",
-                                 param_hint="--optimizer")
     try:
+        check_optimizer(optimizer)
         get_method(method).check_optimizer(optimizer)
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--optimizer") from None

@@ -19,19 +19,13 @@ from collections.abc import Iterable
 
 import torch
 
-from pactrain.names import OPTIMIZERS
+from pactrain.names import check_optimizer
 
 
 def default_lr(optimizer: str, sgd_lr: float, adamw_lr: float) -> float:
     """The learning rate a run uses when it names none: the model's for that optimizer."""
     check_optimizer(optimizer)
     return sgd_lr if optimizer == "sgd" else adamw_lr
-
-
-def check_optimizer(name: str) -> None:
-    """Refuse an unknown optimizer name in one line that lists the known ones."""
-    if name not in OPTIMIZERS:
-        raise ValueError(f"unknown optimizer {name!r}; choose one of {', '.join(OPTIMIZERS)}")
 
 
 def build_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float,
