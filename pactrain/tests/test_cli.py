@@ -48,6 +48,15 @@ def test_unknown_names_are_refused_before_any_worker_starts() -> None:
         assert "Traceback" not in done.stderr and done.stdout == ""
 
 
+def test_bench_refuses_unknown_methods_and_dgc_under_adamw_before_any_run() -> None:
+    for args, said in ((("--methods", "dense,powersgd4"), "unknown method 'powersgd4'"),
+                       (("--methods", "dense,dgc", "--optimizer", "adamw"),
+                        "dgc applies SGD momentum inside its hook")):
+        done = _pactrain("bench", "--models", "digits-cnn", *args, timeout=60)
+        assert done.returncode == 2, done.stderr
+        assert said in " ".join(done.stderr.split()) and "Traceback" not in done.stderr
+
+
 def test_sampling_flags_are_checked_before_any_worker_starts() -> None:
     for args, said in ((("--send-density", "0"), "must be in (0, 1], got 0.0"),
                        (("--send-density", "0.1", "--send-select", "random"), "'random'"),

@@ -88,17 +88,9 @@ class BenchConfig:
     optimizer: str = "sgd"
 
     def __post_init__(self) -> None:
-        from pactrain.methods import get_method
         from pactrain.names import check_optimizer
 
         check_optimizer(self.optimizer)
-
-        for method in self.methods:  # unknown names and optimizers, before any worker
-            try:
-                spec = get_method(method)
-            except KeyError as err:
-                raise ValueError(err.args[0]) from None
-            spec.check_optimizer(self.optimizer)
         if self.steps <= self.warmup_steps:
             raise ValueError(
                 f"--steps {self.steps} leaves nothing to time after {self.warmup_steps} "
