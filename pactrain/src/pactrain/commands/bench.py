@@ -7,30 +7,12 @@ from pathlib import Path
 
 import typer
 
-from pactrain.commands.train import check_send_options, require_data
+from pactrain.commands.train import check_methods, check_send_options, require_data
 from pactrain.names import OPTIMIZERS
 
 
 def _split(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
-
-
-def check_methods(methods: list[str], optimizer: str) -> None:
-    """Refuse an unknown method, or one that cannot train under ``optimizer`` (DGC under
-    AdamW), in one line before any worker starts.
-
-    Raises:
-        typer.BadParameter: naming the method and the fix.
-    """
-    from pactrain.methods import get_method
-
-    for method in methods:
-        try:
-            get_method(method).check_optimizer(optimizer)
-        except KeyError as err:
-            raise typer.BadParameter(err.args[0], param_hint="--methods") from None
-        except ValueError as err:
-            raise typer.BadParameter(str(err), param_hint="--optimizer") from None
 
 
 def bench(
@@ -127,7 +109,7 @@ def bench(
     # the baselines ignore these
     check_send_options("pactrain", send_density, send_select, rounding)
     require_data(_split(models), data_dir)
-    check_methods(_split(methods), optimizer)
+    check_methods(_split(methods), optimizer, flag="--methods")
     try:
         config = BenchConfig(
             models=_split(models), methods=_split(methods), bandwidths=bandwidths,

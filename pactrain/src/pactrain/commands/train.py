@@ -116,27 +116,21 @@ def train(
                    "nothing measured, so the run repeats exactly."),
 ) -> None:
     """Train MODEL with METHOD on WORKERS local gloo processes and print the result."""
-    from pactrain.methods import get_method
     from pactrain.models import get_model
     from pactrain.train.config import RunConfig
     from pactrain.train.launch import run_training
 
     if backend not in ("gloo", "nccl"):
         raise typer.BadParameter(f"{backend!r}: choose gloo or nccl", param_hint="--backend")
-    for kind, name, lookup in (("--model", model, get_model), ("--method", method, get_method)):
-        try:  # before any worker starts
-            lookup(name)
-        except KeyError as err:
-            raise typer.BadParameter(str(err.args[0]), param_hint=kind) from None
+    try:  # before any worker starts
+        get_model(model)
+    except KeyError as err:
+        raise typer.BadParameter(str(err.args[0]), param_hint="--model") from None
+    check_methods([method], optimizer, flag="--method")
     check_send_options(method, send_density, send_select, rounding, error_feedback)
     if prune_scope not in PRUNE_SCOPES:
         raise typer.BadParameter(f"{prune_scope!r}: choose one of {', '.join(PRUNE_SCOPES)}",
                                  param_hint="--prune-scope")
-    try:
-        check_optimizer(optimizer)
-        get_method(method).check_optimizer(optimizer)
-    except ValueError as err:
-        raise typer.BadParameter(str(err), param_hint="--optimizer") from None
     require_data([model], data_dir)
     replay = None
     if plan is not None:
@@ -188,6 +182,30 @@ def train(
         summary["final_payload_vs_ideal"] = (result["final_payload_bytes_per_step"]
                                              / result["ideal_payload_bytes_per_step"])
     typer.echo(json.dumps(summary, indent=2))
+
+
+def check_methods(methods: list[str], optimizer: str, flag: str) -> None:
+    """Refuse an unknown optimizer or method, or a method that cannot train under the
+    optimizer (DGC under AdamW), in one line before any worker starts.
+
+    Raises:
+        typer.BadParameter: naming the flag (``flag`` for the method names) and the fix.
+    """
+    from pactrain.methods import get_method
+
+    try:
+        check_optimizer(optimizer)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--optimizer") from None
+    for method in methods:
+        try:
+            spec = get_method(method)
+        except KeyError as err:
+            raise typer.BadParameter(str(err.args[0]), param_hint=flag) from None
+        try:
+            spec.check_optimizer(optimizer)
+        except ValueError as err:
+            raise typer.BadParameter(str(err), param_hint="--optimizer") from None
 
 
 def require_data(models: list[str], data_dir: Path | None) -> None:
