@@ -37,6 +37,34 @@ from pactrain.train.launch import run_training
 SCHEDULES = {"default": (0.1, 0.6), "race": (0.0, 0.2), "one-shot": (0.0, 0.0)}
 
 
+#: What a reused dense row must share with this run (``--dense-from``).
+REFERENCE_MUST_MATCH = ("model", "steps", "eval_every", "workers", "batch_size", "seed",
+                        "optimizer")
+
+
+def reused_dense(path: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The dense row of an earlier run of this benchmark, when it trained what this run's
+    dense would (dense ignores every pruning and tier flag, so only these settings count).
+
+    Raises:
+        ValueError: unreadable file, no dense row, or a setting that differs.
+    """
+    try:
+        earlier = json.loads(Path(path).read_text())
+        row, settings = earlier["rows"][0], earlier["args"]
+    except (OSError, ValueError, KeyError, IndexError) as err:
+        raise ValueError(f"--dense-from {path}: not a result of this benchmark ({err})") from err
+    if row.get("method") != "dense":
+        raise ValueError(f"--dense-from {path}: its first row is {row.get('method')!r}, "
+                         f"not dense")
+    differ = [f"{k} {settings.get(k)!r} there, {getattr(args, k)!r} here"
+              for k in REFERENCE_MUST_MATCH if settings.get(k) != getattr(args, k)]
+    if differ:
+        raise ValueError(f"--dense-from {path}: dense trained differently: "
+                         + "; ".join(differ))
+    return row
+
+
 def entrants(args: argparse.Namespace) -> list[tuple[str, RunConfig]]:
     """Dense first (the reference), the unpruned baselines, then every PacTrain method
     under every schedule."""
@@ -165,21 +193,27 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--target", type=float, default=None,
                         help="also print the first evaluated step that meets this metric "
                              "(e.g. 0.88 for the Fashion-MNIST races)")
+    parser.add_argument("--dense-from", default=None, metavar="JSON",
+                        help="reuse the dense reference of an earlier run of this benchmark "
+                             "(same model, steps, evaluations, workers, batch, seed and "
+                             "optimizer) instead of training it again")
     parser.add_argument("--out", default="pactrain-equal-steps")
     args = parser.parse_args(argv)
     console = Console()
+    rows: list[dict[str, Any]] = []
     try:
         check_data([args.model])
-    except FileNotFoundError as err:
+        if args.dense_from:
+            rows.append(reused_dense(args.dense_from, args))
+    except (FileNotFoundError, ValueError) as err:
         console.print(f"error: {err}")
         return 2
     if args.eval_every <= 0 or args.steps % args.eval_every:
         console.print(f"error: --steps {args.steps} must be a multiple of --eval-every "
                       f"{args.eval_every} (> 0), so every entrant ends on an evaluation")
         return 2
-    rows: list[dict[str, Any]] = []
     metric = "metric"
-    plan = entrants(args)
+    plan = entrants(args)[len(rows):]  # a reused dense row replaces the first entrant
     with Progress(console=console) as progress:
         task = progress.add_task("equal steps", total=len(plan))
         for label, config in plan:

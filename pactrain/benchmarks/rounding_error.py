@@ -2,10 +2,11 @@
 
 Why: at equal steps the ternary codes cost PacTrain 50-200 steps to the 88% target on
 Fashion-MNIST (docs/pactrain-bench.md); this measures the cause on a real gradient, for
-ternary codes ({-1, 0, 1} x scale) and five-level codes ({-2..2} x scale / 2, the
-``quinary`` tier), per chunk size, with the tiers' own rule
-(:func:`~pactrain.compression.compressors.level_codes`): scale = the chunk's max |g|,
-``code = sign(g) x floor(L |g| / scale + u)``, ``u ~ U[0, 1)`` (unbiased).
+ternary codes ({-1, 0, 1} x scale), five-level codes ({-2..2} x scale / 2, the
+``quinary`` tier) and nine-level codes ({-4..4} x scale / 4, ``nonary``), per chunk
+size, with the tiers' own rule (:func:`~pactrain.compression.compressors.level_codes`):
+scale = the chunk's max |g|, ``code = sign(g) x floor(L |g| / scale + u)``, ``u ~ U[0,
+1)`` (unbiased).
 
 The gradient: one rank's, one batch of ``--batch-size`` Fashion-MNIST images through
 fashion-cnn's initial weights, for the classifier's first weight (3.2 M entries, 99% of the
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     table.add_column("codes")
     for chunk in args.chunks:
         table.add_column(f"chunk {chunk}", justify="right")
-    for name, levels in (("ternary {-1,0,1} x scale", 1), ("five levels {-2..2} x scale/2", 2)):
+    for name, levels in (("ternary {-1,0,1} x scale", 1), ("five levels {-2..2} x scale/2", 2),
+                         ("nine levels {-4..4} x scale/4", 4)):
         table.add_row(name, *[f"{rounding_error(values, chunk, levels, args.draws, generator):.2f}"
                               for chunk in args.chunks])
     console = Console()

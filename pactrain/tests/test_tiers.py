@@ -12,7 +12,15 @@ from pactrain.costs import ComputeCosts, LinkModel
 from pactrain.methods import get_method
 from pactrain.names import METHOD_NAMES
 from pactrain.policy import AdaptivePolicy, precision_levels
-from pactrain.tiers import FALLBACK_TIER, TIER_NAMES, all_tiers, get_tier, method_name, quinary
+from pactrain.tiers import (
+    FALLBACK_TIER,
+    TIER_NAMES,
+    all_tiers,
+    get_tier,
+    method_name,
+    nonary,
+    quinary,
+)
 from pactrain.tiers.base import TierContext
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "pactrain-core.md"
@@ -56,29 +64,35 @@ def test_prices_are_the_alpha_beta_time_of_the_declared_bytes() -> None:
     levels = precision_levels()
     assert levels[0] == {"dense", "fp32"} and levels[-1] == {"ternary", "packed"}
     assert "quinary" not in policy.allowed  # taken only when forced (pactrain-quinary)
+    assert "nonary" not in policy.allowed
 
 
-def _quinary_context(uniform: torch.Tensor, bounds: tuple[tuple[int, int], ...],
+#: The multi-level code tiers, each with its levels a side.
+LEVEL_TIERS = [pytest.param(quinary, 2, id="quinary"), pytest.param(nonary, 4, id="nonary")]
+
+
+def _codes_context(uniform: torch.Tensor, bounds: tuple[tuple[int, int], ...],
                      scales: torch.Tensor) -> TierContext:
     """A context whose scales are agreed already (so no collective runs)."""
     return TierContext(comm=None, world_size=4, scale_group=None, bounds=bounds,
                        draws=lambda: uniform.clone(), wants_error=True, scales=scales)
 
 
-def test_quinary_codes_are_unbiased_within_two_levels_and_keep_their_error() -> None:
+@pytest.mark.parametrize(("tier", "levels"), LEVEL_TIERS)
+def test_level_codes_are_unbiased_within_their_levels_and_keep_their_error(tier, levels) -> None:
     generator = torch.Generator().manual_seed(5)
     values = torch.randn(300, generator=generator)
     values[256:] = 0.0  # a chunk of zeros: scale 0, codes 0, no NaN
     bounds = ((0, 300),)
     scales = chunk_abs_max(values, bounds)
     assert scales[1] == 0
-    step = scales / 2
+    step = scales / levels
     total, draws = torch.zeros(300), 2000
     for _ in range(draws):
-        codes, factors, error = quinary.encode(
-            _quinary_context(torch.rand(300, generator=generator), bounds, scales),
+        codes, factors, error = tier.encode(
+            _codes_context(torch.rand(300, generator=generator), bounds, scales),
             values.clone())
-        assert int(codes.abs().max()) <= 2 and codes[256:].abs().sum() == 0
+        assert int(codes.abs().max()) <= levels and codes[256:].abs().sum() == 0
         delivered = codes.to(torch.float32)
         delivered[:256] *= step[0]
         assert torch.allclose(error, values - delivered, atol=1e-6)  # what is kept
@@ -87,16 +101,17 @@ def test_quinary_codes_are_unbiased_within_two_levels_and_keep_their_error() -> 
     # unbiased: the mean of the delivered values approaches the values
     assert torch.allclose(total / draws, values, atol=4 * float(step[0]) / draws ** 0.5)
     top = int(values[:256].abs().argmax())
-    assert codes[top] == 2 * torch.sign(values[top])  # |v| = scale: always the top code
+    assert codes[top] == levels * torch.sign(values[top])  # |v| = scale: always the top code
 
 
-def test_quinary_nearest_rounding_is_within_half_a_level() -> None:
+@pytest.mark.parametrize(("tier", "levels"), LEVEL_TIERS)
+def test_level_codes_nearest_rounding_is_within_half_a_level(tier, levels) -> None:
     generator = torch.Generator().manual_seed(6)
     values = torch.randn(512, generator=generator)
     bounds = ((0, 200), (200, 512))
     scales = chunk_abs_max(values, bounds)
-    codes, _, error = quinary.encode(
-        _quinary_context(torch.full((512,), 0.5), bounds, scales), values.clone())
-    steps = scale_chunks(torch.ones(512), scales / 2, bounds)
+    codes, _, error = tier.encode(
+        _codes_context(torch.full((512,), 0.5), bounds, scales), values.clone())
+    steps = scale_chunks(torch.ones(512), scales / levels, bounds)
     assert bool((error.abs() <= steps / 2 + 1e-6).all())
-    assert int(codes.abs().max()) == 2
+    assert int(codes.abs().max()) == levels

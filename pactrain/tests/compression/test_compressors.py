@@ -60,7 +60,8 @@ def test_codes_are_ternary_and_127_extreme_codes_fit_in_int8() -> None:
 
 @pytest.mark.parametrize(("world_size", "levels"),
                          [(n, 1) for n in (1, 2, 3, 4, 7, 8, 15, 16, 127, 128)]
-                         + [(n, 2) for n in (1, 2, 4, 8, 63)])
+                         + [(n, 2) for n in (1, 2, 4, 8, 63)]
+                         + [(n, 4) for n in (1, 4, 8)])
 def test_packed_digits_sum_without_carries_for_every_partial_sum(world_size: int,
                                                                  levels: int) -> None:
     """Extreme codes (all +1 or all -1 on every rank) and random codes: every partial sum
@@ -107,6 +108,10 @@ def test_packed_digits_and_bytes_per_entry() -> None:
     # five-level codes (quinary): 7 base-17 digits at N = 4, 4.57 bits
     assert RadixPacking.for_world(4, 2).digits == 7
     assert get_tier("quinary").bytes_per_entry(4) == pytest.approx(4 / 7)
+    # nine-level codes (nonary): base 33, 6 digits at N = 4 (5.33 bits); three levels a
+    # side (base 25) would hold no more
+    assert RadixPacking.for_world(4, 4).digits == RadixPacking.for_world(4, 3).digits == 6
+    assert get_tier("nonary").bytes_per_entry(4) == pytest.approx(4 / 6)
     with pytest.raises(ValueError, match="levels must be >= 1"):
         RadixPacking.for_world(4, 0)
 

@@ -28,6 +28,7 @@ TIER_NAMES: tuple[str, ...] = (
     "fp16",
     "bf16",
     "ternary",
+    "nonary",
     "quinary",
     "packed",
 )
