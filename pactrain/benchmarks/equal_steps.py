@@ -230,14 +230,14 @@ def main(argv: list[str]) -> int:
             progress.advance(task)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps(
+    Path(f"{out}.json").write_text(json.dumps(
         {"rows": rows, "ratios": ratios(rows), "metric": metric, "args": vars(args)},
         indent=1))
     lines = table(rows, metric, args.target)
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    Path(f"{out}.md").write_text("\n".join(lines) + "\n")
     plot(rows, metric, f"{args.model}: held-out {metric} at equal steps "
                        f"(sparsity {args.sparsity:g}, {args.workers} workers)",
-         out.with_suffix(".png"))
+         Path(f"{out}.png"))
     console.print("\n".join(lines))
     return 0
 

@@ -95,14 +95,14 @@ def main(argv: list[str]) -> int:
             progress.advance(task)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.with_suffix(".json").write_text(json.dumps({"rows": rows, "args": vars(args)},
+    Path(f"{out}.json").write_text(json.dumps({"rows": rows, "args": vars(args)},
                                                    indent=2))
     dense = rows[0]["accuracy"]
     lines = ["| schedule | sparsity | test accuracy | vs dense (pt) |", "|---|---|---|---|"]
     lines += [f"| {r['schedule']} | {r['sparsity']:.2f} | {100 * r['accuracy']:.2f}% | "
               f"{100 * (r['accuracy'] - dense):+.2f} |" for r in rows]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    plot(rows, out.with_suffix(".png"))
+    Path(f"{out}.md").write_text("\n".join(lines) + "\n")
+    plot(rows, Path(f"{out}.png"))
     console.print("\n".join(lines))
     return 0
 

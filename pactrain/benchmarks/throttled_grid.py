@@ -201,27 +201,27 @@ def main(argv: list[str] | None = None) -> int:
     environment: dict[str, Any] = {}
     out = Path(args.out)
     if args.report_only:
-        saved = json.loads(out.with_suffix(".json").read_text())
+        saved = json.loads(Path(f"{out}.json").read_text())
         rows, curves, environment = saved["rows"], saved.get("curves", []), saved["environment"]
     for config in [] if args.report_only else presets(args.repeats)[args.preset]:
         done = list(rows)
 
         def save_partial(new: list[dict[str, Any]], done: list = done) -> None:
-            write_json(out.with_suffix(".json"), done + new, {"partial": True})
+            write_json(Path(f"{out}.json"), done + new, {"partial": True})
 
         document = run_bench(config, console=console, on_row=save_partial)
         rows += document["rows"]
         curves += document["curves"]
         environment = document["environment"]
-        write_json(out.with_suffix(".json"), rows, {"partial": True}, curves)
+        write_json(Path(f"{out}.json"), rows, {"partial": True}, curves)
     environment.setdefault("preset", args.preset)
     console.print(rich_table(rows, title=f"pactrain bench ({args.preset})"))
     report = target_report(rows, curves) + wins_report(rows, curves)
     for line in report:
         console.print(line)
-    document = write_json(out.with_suffix(".json"), rows, environment, curves)
-    plot_bench(document, out.with_suffix(".png"))
-    out.with_suffix(".md").write_text(markdown_table(rows) + "\n\n" +
+    document = write_json(Path(f"{out}.json"), rows, environment, curves)
+    plot_bench(document, Path(f"{out}.png"))
+    Path(f"{out}.md").write_text(markdown_table(rows) + "\n\n" +
                                       "\n".join(f"- {t}" for t in report) + "\n")
     console.print(f"wrote {out}.json, {out}.png, {out}.md")
     return 0

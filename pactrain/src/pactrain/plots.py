@@ -10,7 +10,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pactrain.bench.report import summarize
+from pactrain.bench.report import shown_method, summarize
 from pactrain.rates import parse_rate
 
 
@@ -106,7 +106,7 @@ def _race_panel(ax: Any, curves: list[dict[str, Any]], target: float | None) -> 
     for curve in curves:
         pts = curve["points"]
         ax.plot([p[0] for p in pts], [scale * p[2] for p in pts], marker=".",
-                label=curve["method"])
+                label=shown_method(curve["method"], curve.get("sparsity")))
     if target:
         ax.axhline(scale * target, color="grey", linestyle="--", linewidth=1)
     what = "held-out loss" if loss else "accuracy"

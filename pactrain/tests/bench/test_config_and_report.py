@@ -113,6 +113,10 @@ def test_markdown_table_and_plots(tmp_path: Path) -> None:
     rows = add_derived([_row("dense", 10.0, 1000.0, 0.95), _row("pactrain", 50.0, 50.0, 0.94)])
     table = markdown_table(rows)
     assert "| resnet18 | 100mbit | pactrain | 50.00 | 5.00x |" in table
+    # the bench's dense entrant prunes too: the table says so, and says nothing at 0
+    assert "| resnet18 | 100mbit | dense (pruned to 80%) | 10.00 |" in table
+    unpruned = markdown_table(add_derived([{**_row("dense", 10.0, 1000.0), "sparsity": 0.0}]))
+    assert "| resnet18 | 100mbit | dense | 10.00 |" in unpruned
     curves = [_curve(model, bw, method) for model in ("resnet18", "vit-tiny")
               for bw in ("10mbit", "100mbit") for method in ("dense", "pactrain")]
     document = {"rows": rows, "environment": {"config": {"time_to_accuracy": 0.9}},
@@ -169,6 +173,9 @@ def test_curves_are_validated_and_tabled() -> None:
     assert race_cells(document["curves"][0]) == [
         "resnet18", "10mbit", "dense", "2.0 s", "100", "92.0%", "2"]
     assert race_cells(document["curves"][1])[3] == "not reached"
+    pruned = {**document["curves"][0], "sparsity": 0.9}
+    assert race_cells(pruned)[2] == "dense (pruned to 90%)"
+    assert race_cells({**pruned, "method": "topk"})[2] == "topk"
     del document["curves"][1]["model"]
     with pytest.raises(ValueError, match="lacks \\['model'\\]"):
         validate(document)

@@ -82,6 +82,16 @@ def add_derived(rows: list[Row]) -> list[Row]:
     return rows
 
 
+def shown_method(method: str, sparsity: float | None) -> str:
+    """The method as tables and legends show it. Why: the bench's ``dense`` entrant prunes
+    like PacTrain (it is the pruned reference that the compacted tiers are measured
+    against) and sends every bucket whole, so a table saying plain "dense" would read as
+    unpruned training; ``--sparsity 0`` gives that."""
+    if method == "dense" and sparsity:
+        return f"dense (pruned to {100 * sparsity:g}%)"
+    return method
+
+
 def summarize(rows: list[Row]) -> list[Row]:
     """One line per (model, bandwidth, method): means over repeats, in grid order."""
     groups: dict[tuple[str, str, str], list[Row]] = {}
@@ -92,6 +102,7 @@ def summarize(rows: list[Row]) -> list[Row]:
         ok = [r for r in group if r.get("error") is None]
         line: Row = {"model": model, "bandwidth": bandwidth, "method": method,
                      "runs": len(ok), "failed": len(group) - len(ok),
+                     "sparsity": group[0].get("sparsity"),
                      "steps": min((r.get("steps") or 0 for r in group), default=0)}
         for key in ("samples_per_s", "speedup_vs_dense", "payload_bytes_per_step",
                     "wire_bytes_per_step", "ideal_bytes_per_step", "ratio_to_ideal",
@@ -144,8 +155,9 @@ def table_cells(line: Row) -> list[str]:
     payload = line.get("payload_bytes_per_step")
     wire = line.get("wire_bytes_per_step")
     return [
-        line["model"], line["bandwidth"], line["method"] + (" (failed)" if not line["runs"]
-                                                            else ""),
+        line["model"], line["bandwidth"],
+        shown_method(line["method"], line.get("sparsity")) + (" (failed)" if not line["runs"]
+                                                               else ""),
         _fmt(line.get("samples_per_s"), ".2f"),
         _fmt(line.get("speedup_vs_dense"), ".2f") + ("x" if line.get("speedup_vs_dense")
                                                      else ""),
@@ -201,7 +213,8 @@ def race_cells(curve: dict[str, Any]) -> list[str]:
         reached = "not reached"
     else:
         reached = f"{curve['reached_s']:.1f} s"
-    return [curve["model"], curve["bandwidth"], curve["method"], reached,
+    return [curve["model"], curve["bandwidth"],
+            shown_method(curve["method"], curve.get("sparsity")), reached,
             _fmt(curve["reached_step"], "d"),
             best_cell, str(len(curve["points"]))]
 

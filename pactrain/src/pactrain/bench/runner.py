@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pactrain.bench.config import BenchConfig, Cell
 from pactrain.bench.network import BenchNetwork
+from pactrain.bench.report import shown_method
 from pactrain.train.config import RunConfig
 from pactrain.train.launch import TrainingTimeoutError, WorkerFailedError, run_training
 
@@ -118,6 +119,7 @@ class Curve:
     payload_bytes_per_step: float | None = None  # averaged over the whole race
     wire_bytes_per_step: float | None = None
     error: str | None = None
+    sparsity: float = 0.0  # the run's pruning target (the ``dense`` entrant prunes too)
 
 
 def race_target(config: BenchConfig, spec: ModelSpec) -> float | None:
@@ -156,7 +158,8 @@ def race_to_accuracy(
         raise ValueError("race_to_accuracy needs a target: set time_to_accuracy "
                          "(--time-to-accuracy 0.95)")
     network.shape(bandwidth)
-    curve = Curve(model, method, network.label(bandwidth), target=target, metric=metric)
+    curve = Curve(model, method, network.label(bandwidth), target=target, metric=metric,
+                  sparsity=config.sparsity)
     cell = Cell(model, method, bandwidth, 0)
     run = run_config(
         config, cell, steps=config.tta_max_steps, warmup_steps=0,
@@ -181,7 +184,8 @@ def race_to_accuracy(
 
 def race_line(curve: Curve) -> str:
     """One log line per entrant: when it reached the target, or where it ended."""
-    where = f"time to accuracy {curve.model} {curve.bandwidth} {curve.method}: "
+    where = (f"time to accuracy {curve.model} {curve.bandwidth} "
+             f"{shown_method(curve.method, curve.sparsity)}: ")
     if curve.error:
         return where + "failed: " + curve.error.splitlines()[0]
     if curve.reached_s is not None:
