@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pactrain.bench.report import shown_method
+
 PACTRAIN_PREFIX = "pactrain"
 
 
@@ -59,6 +61,8 @@ def race_rows(document: dict[str, Any], at_step: int | None,
               for r in document["rows"] if r.get("step_s")}
     floor = {r["model"]: r.get("step_s") for r in document["rows"]
              if r["method"] == "no-comm" and r.get("step_s")}
+    # curves carry their sparsity since 2026-12-06; older files only in the bench's config
+    sparsity = (document.get("environment") or {}).get("config", {}).get("sparsity")
     out = []
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for curve in document.get("curves") or []:
@@ -79,7 +83,7 @@ def race_rows(document: dict[str, Any], at_step: int | None,
             grid_step = step_s.get((model, bandwidth, curve["method"]))
             steady = steady_step_s(pts)
             row = {"race": race, "model": model, "bandwidth": bandwidth,
-                   "method": curve["method"],
+                   "method": curve["method"], "sparsity": curve.get("sparsity", sparsity),
                    "metric": "held-out loss" if lower else "test accuracy",
                    "target": target, "reached_s": reached[0] if reached else None,
                    "reached_step": reached[1] if reached else None, "best": best,
@@ -162,7 +166,9 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
                    else 100 * (best["best"] / dense["best"] - 1))
             unit = "points" if accuracy else "% of dense's loss"
             lines.append(f"{where}: best {dense['metric']} within the budget {best['method']} "
-                         f"{best['best']:.4f} vs dense {dense['best']:.4f} ({gap:+.2f} {unit}"
+                         f"{best['best']:.4f} vs "
+                         f"{shown_method('dense', dense.get('sparsity'))} "
+                         f"{dense['best']:.4f} ({gap:+.2f} {unit}"
                          f"; dense ran {dense['steps_run']} steps in its budget).")
     return lines
 
@@ -179,7 +185,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         best = (fmt(100 * r["best"], ".2f") + "%" if r["metric"] == "test accuracy"
                 and r["best"] is not None else fmt(r["best"], ".4f"))
         model = f"{r['model']} ({r['race']})" if r.get("race") else r["model"]
-        lines.append(f"| {model} | {r['bandwidth']} | {r['method']} | "
+        lines.append(f"| {model} | {r['bandwidth']} | "
+                     f"{shown_method(r['method'], r.get('sparsity'))} | "
                      f"{fmt(r['reached_s'], '.1f')} | {fmt(r['reached_step'], 'd')} | {best} | "
                      f"{r['steps_run']} | {r['payload_mb_per_step']:.3f} | "
                      f"{fmt(r['step_s'], '.3f')} | {fmt(r['grid_step_s'], '.3f')} | "
