@@ -33,6 +33,9 @@ def test_bench_runs_the_grid_and_writes_a_valid_document(tmp_path: Path) -> None
         [(r["method"], r["error"]) for r in rows], stdout[-3000:], stderr[-3000:])
     assert rows[2]["payload_bytes_per_step"] == 0 and rows[2]["exposed_comm_s_per_step"] == 0
     assert all(r["exposed_comm_s_per_step"] is not None for r in rows)
+    # every run clocks its CPU: a share of the shared cores, never none of it
+    assert all(r["cpu_s_per_step"] > 0 and 0 < r["host_cpu_busy"] < 1.5 for r in rows), (
+        [(r["method"], r["cpu_s_per_step"], r["host_cpu_busy"]) for r in rows])
     assert rows[1]["payload_bytes_per_step"] < rows[0]["payload_bytes_per_step"]
     assert "topk" in stdout
     assert png.exists()

@@ -12,10 +12,12 @@ from pactrain.bench.config import BenchConfig
 from pactrain.bench.network import bench_network
 from pactrain.bench.report import (
     REQUIRED_ROW_FIELDS,
+    TABLE_HEADERS,
     add_derived,
     markdown_table,
     race_cells,
     summarize,
+    table_cells,
     validate,
     write_json,
 )
@@ -48,6 +50,17 @@ def test_exposed_communication_is_step_time_above_the_compute_floor() -> None:
     assert rows[2]["exposed_comm_s_per_step"] == pytest.approx(3 * step["no-comm"])
     assert rows[0]["exposed_comm_s_per_step"] == pytest.approx(0.0)
     assert add_derived([_row("dense", 16.0, 1.0)])[0]["exposed_comm_s_per_step"] is None
+
+
+def test_host_cpu_busy_is_the_workers_cpu_over_the_cores_step_time() -> None:
+    row = {**_row("pactrain", 32.0, 50.0), "cpu_s_per_step": 0.1, "host_cores": 2}
+    derived = add_derived([row, _row("dense", 16.0, 1000.0)])
+    step = derived[0]["step_s"]
+    assert derived[0]["host_cpu_busy"] == pytest.approx(
+        derived[0]["workers"] * 0.1 / (step * 2))
+    assert derived[1]["host_cpu_busy"] is None  # no CPU clock in that row: not guessed
+    cells = table_cells(summarize(derived)[0])
+    assert cells[TABLE_HEADERS.index("CPU busy")] == f"{derived[0]['host_cpu_busy']:.0%}"
 
 
 def test_methods_refuse_options_they_do_not_read() -> None:

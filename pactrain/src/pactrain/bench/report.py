@@ -19,6 +19,11 @@ JSON: ``{"rows": [...], "environment": {...}, "curves": [...]}``. Each row is on
   ``total_bytes_per_step`` (payload + control); ``wire_vs_ring`` is the wire bytes over
   ``total x 2(N-1)/N``, what a ring all-reduce of the total sends: 1.0 is a wire that
   carries nothing but the counted bytes (framing and gloo's own traffic come on top);
+- ``cpu_s_per_step``: rank 0's CPU seconds (all its threads) per timed step, evaluations
+  left out; ``host_cores``: the cores the workers share; ``host_cpu_busy``: ``workers x
+  cpu_s_per_step / (step_s x host_cores)``, the share of the host's cores the run kept
+  busy (near 1.0: the cores, not the link, set the step; workers are alike, so rank 0
+  stands for each);
 - ``accuracy`` (classifiers) and ``perplexity`` (language models) at the end of the run;
 - ``error``: why the run failed, else ``None``.
 
@@ -76,6 +81,9 @@ def add_derived(rows: list[Row]) -> list[Row]:
                           row.get("workers") or 1)
         row["wire_vs_ring"] = (wire / (total * 2 * (n - 1) / n)
                                if total and wire is not None and n > 1 else None)
+        cpu, cores = row.get("cpu_s_per_step"), row.get("host_cores")
+        row["host_cpu_busy"] = (n * cpu / (row["step_s"] * cores)
+                                if cpu is not None and cores and row["step_s"] else None)
         base = dense.get((row["model"], row["bandwidth"]))
         speed = row.get("samples_per_s")
         row["speedup_vs_dense"] = speed / statistics.mean(base) if base and speed else None
@@ -107,7 +115,7 @@ def summarize(rows: list[Row]) -> list[Row]:
         for key in ("samples_per_s", "speedup_vs_dense", "payload_bytes_per_step",
                     "wire_bytes_per_step", "ideal_bytes_per_step", "ratio_to_ideal",
                     "exposed_comm_s_per_step", "control_bytes_per_step", "total_bytes_per_step",
-                    "wire_vs_ring",
+                    "wire_vs_ring", "cpu_s_per_step", "host_cpu_busy",
                     "accuracy", "perplexity"):
             values = [r[key] for r in ok if r.get(key) is not None]
             line[key] = statistics.mean(values) if values else None
@@ -146,7 +154,7 @@ def _metric(line: Row) -> str:
 
 
 TABLE_HEADERS = ("model", "bandwidth", "method", "samples/s", "vs dense", "payload MB/step",
-                 "wire MB/step", "payload/ideal", "exposed s/step", "metric")
+                 "wire MB/step", "payload/ideal", "exposed s/step", "CPU busy", "metric")
 
 
 def table_cells(line: Row) -> list[str]:
@@ -165,6 +173,7 @@ def table_cells(line: Row) -> list[str]:
         _fmt(wire / mb if wire is not None else None, ".2f"),
         _fmt(line.get("ratio_to_ideal"), ".2f"),
         _fmt(line.get("exposed_comm_s_per_step"), ".3f"),
+        _fmt(line.get("host_cpu_busy"), ".0%"),
         _metric(line),
     ]
 

@@ -44,6 +44,13 @@ def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
     return base
 
 
+def host_cores() -> int:
+    """Cores this process may run on: the bench's workers share them (every namespace is
+    on this host)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+
+
 def row_from_result(cell: Cell, label: str, result: dict[str, Any]) -> Row:
     """The JSON row of one finished run (fields documented in :mod:`.report`)."""
     accuracy = result.get("final_test_accuracy")
@@ -71,6 +78,8 @@ def row_from_result(cell: Cell, label: str, result: dict[str, Any]) -> Row:
         "collective_s_per_step": result.get("collective_s_per_step"),
         "control_bytes_per_step": result.get("control_bytes_per_step"),
         "total_bytes_per_step": result.get("total_bytes_per_step"),
+        "cpu_s_per_step": result.get("cpu_s_per_step"),
+        "host_cores": host_cores(),
         "tier_counts": result.get("tier_counts", {}),
         "error": None,
     }

@@ -35,6 +35,8 @@ class HeldOutCurve:
         points: ``(training seconds, steps done, metric)`` per evaluation.
         reached_s, reached_step: where the target was first reached.
         paused_s: time spent evaluating (left out of the training clock).
+        paused_cpu_s: this process's CPU time spent evaluating (left out of the CPU
+            seconds per step likewise).
     """
 
     spec: ModelSpec
@@ -45,6 +47,7 @@ class HeldOutCurve:
     reached_s: float | None = None
     reached_step: int | None = None
     paused_s: float = 0.0
+    paused_cpu_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.every <= 0:
@@ -65,10 +68,11 @@ class HeldOutCurve:
             return False
         stop = torch.zeros(1, dtype=torch.int32, device=collective_device())
         if rank == 0:
-            paused = time.perf_counter()
+            paused, paused_cpu = time.perf_counter(), time.process_time()
             metric = float(self.spec.evaluate(model)[self.spec.primary_metric])
             model.train()
             self.paused_s += time.perf_counter() - paused
+            self.paused_cpu_s += time.process_time() - paused_cpu
             self.points.append((training_s, steps_done, metric))
             if self.reached(metric) and self.reached_s is None:
                 self.reached_s, self.reached_step = training_s, steps_done

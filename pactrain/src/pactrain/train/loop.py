@@ -189,9 +189,13 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     curve = (HeldOutCurve(spec, config.eval_every, config.target_metric,
                           config.train_budget_s) if config.eval_every else None)
     paused_at_warm = 0.0  # evaluation time before the clock started is not subtracted
+    cpu_at_warm, paused_cpu_at_warm = time.process_time(), 0.0
 
     def paused() -> float:
         return curve.paused_s - paused_at_warm if curve is not None else 0.0
+
+    def paused_cpu() -> float:
+        return curve.paused_cpu_s - paused_cpu_at_warm if curve is not None else 0.0
 
     with Heartbeat(config.progress_path, rank, start_step) as heartbeat:
         _beat_when_reducing(model, heartbeat)
@@ -199,6 +203,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
             if step == warm_at:
                 clock_start = time.perf_counter()
                 paused_at_warm = curve.paused_s if curve is not None else 0.0
+                cpu_at_warm = time.process_time()
+                paused_cpu_at_warm = curve.paused_cpu_s if curve is not None else 0.0
                 payload_at_warm = (method.payload.total_bytes, method.payload.steps)
                 wire_at_warm = read_own_counters()
             before_step = (method.payload.total_bytes, method.payload.steps)
@@ -221,6 +227,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
                 end_step = step + 1
                 break
     elapsed = time.perf_counter() - clock_start - paused()
+    cpu_s = time.process_time() - cpu_at_warm - paused_cpu()
     timed_steps = max(end_step - warm_at, 0)
     wire_end = read_own_counters()
 
@@ -232,6 +239,9 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
                      elapsed, timed_steps, payload_at_warm, payload_since_mask, losses,
                      start_step, end_step)
     result["mask_consistent"] = mask_consistent
+    # this process's CPU (every thread: gloo's too) per timed step, evaluations left out:
+    # beside the step's wall time it says whether the host's cores or the link set the step
+    result["cpu_s_per_step"] = cpu_s / timed_steps if timed_steps else None
     if curve is not None:
         result.update(curve.result())
     result.update(wire_per_step(wire_at_warm, wire_end, timed_steps))
