@@ -27,6 +27,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
+from pactrain.bench.report import output_prefix
 from pactrain.compaction import ROUNDINGS
 from pactrain.models import check_data
 from pactrain.names import METHOD_NAMES, OPTIMIZERS, PRUNE_SCOPES
@@ -228,7 +229,7 @@ def main(argv: list[str]) -> int:
             console.print(f"{label}: {metric} {result['eval_curve'][-1][2]:.4f} at step "
                           f"{result['eval_curve'][-1][1]}")
             progress.advance(task)
-    out = Path(args.out)
+    out = output_prefix(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{out}.json").write_text(json.dumps(
         {"rows": rows, "ratios": ratios(rows), "metric": metric, "args": vars(args)},

@@ -24,6 +24,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 
+from pactrain.bench.report import output_prefix
 from pactrain.models import check_data
 from pactrain.train.config import RunConfig
 from pactrain.train.launch import run_training
@@ -93,7 +94,7 @@ def main(argv: list[str]) -> int:
                          "density": result["density"], "seed": args.seed})
             console.print(f"{label} {sparsity:.2f}: {100 * rows[-1]['accuracy']:.2f}%")
             progress.advance(task)
-    out = Path(args.out)
+    out = output_prefix(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{out}.json").write_text(json.dumps({"rows": rows, "args": vars(args)},
                                                    indent=2))

@@ -38,7 +38,13 @@ from typing import Any
 from rich.console import Console
 
 from pactrain.bench.config import BenchConfig
-from pactrain.bench.report import markdown_table, rich_table, summarize, write_json
+from pactrain.bench.report import (
+    markdown_table,
+    output_prefix,
+    rich_table,
+    summarize,
+    write_json,
+)
 from pactrain.bench.runner import run_bench
 from pactrain.plots import plot_bench
 
@@ -199,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     curves: list[dict[str, Any]] = []
     environment: dict[str, Any] = {}
-    out = Path(args.out)
+    out = output_prefix(args.out)
     if args.report_only:
         saved = json.loads(Path(f"{out}.json").read_text())
         rows, curves, environment = saved["rows"], saved.get("curves", []), saved["environment"]

@@ -15,6 +15,7 @@ from pactrain.bench.report import (
     TABLE_HEADERS,
     add_derived,
     markdown_table,
+    output_prefix,
     race_cells,
     summarize,
     table_cells,
@@ -61,6 +62,13 @@ def test_host_cpu_busy_is_the_workers_cpu_over_the_cores_step_time() -> None:
     assert derived[1]["host_cpu_busy"] is None  # no CPU clock in that row: not guessed
     cells = table_cells(summarize(derived)[0])
     assert cells[TABLE_HEADERS.index("CPU busy")] == f"{derived[0]['host_cpu_busy']:.0%}"
+
+
+def test_a_benchmark_prefix_keeps_its_dots_and_drops_a_named_extension() -> None:
+    assert output_prefix("runs/x-s0.9") == Path("runs/x-s0.9")
+    assert output_prefix("runs/x-s0.9.json") == Path("runs/x-s0.9")
+    assert output_prefix("x.png") == Path("x") and output_prefix("x.md") == Path("x")
+    assert output_prefix(".json") == Path(".json")  # nothing left to be a prefix
 
 
 def test_methods_refuse_options_they_do_not_read() -> None:

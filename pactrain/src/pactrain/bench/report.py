@@ -273,6 +273,22 @@ def validate(document: dict[str, Any]) -> None:
                              "regenerate the file")
 
 
+#: What a benchmark writes beside each other under one ``--out`` prefix.
+OUTPUT_EXTENSIONS = (".json", ".md", ".png")
+
+
+def output_prefix(out: str | Path) -> Path:
+    """The prefix of a benchmark's ``--out``: its files are the prefix plus ``.json``,
+    ``.md`` and ``.png``. A user who names one of those files gets that file, not
+    ``x.json.json``; any other dot stays (``x-s0.9`` is a prefix, not ``x-s0`` with a
+    suffix, which is why ``Path.with_suffix`` is not used)."""
+    text = str(out)
+    for extension in OUTPUT_EXTENSIONS:
+        if text.endswith(extension) and len(text) > len(extension):
+            return Path(text[: -len(extension)])
+    return Path(text)
+
+
 def write_json(path: str | Path, rows: list[Row], environment: dict[str, Any],
                curves: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Validate and write the bench document; returns it."""
