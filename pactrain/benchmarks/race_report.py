@@ -14,7 +14,14 @@ A language-model race may run with no reachable target (``--time-to-loss 0``): t
 target is dense's held-out loss at step ``--at-step`` (default: dense's last evaluation),
 and each method's time to it is read off its curve (the first evaluation at or below it).
 
+A race where no entrant reached the target still says who got where first: ``--target X``
+reads every method's time to X off its curve instead, and ``--common-target`` takes the
+level every entrant of the race reached (the lowest best accuracy, or the highest best
+loss). ``--pool`` judges several files of the same model and link as one race (entrants
+raced in separate runs on the same machine, e.g. PowerSGD's other ranks).
+
     python pactrain/benchmarks/race_report.py out/fashion-race-100mbit.json --md out/a.md
+    python pactrain/benchmarks/race_report.py r4.json r1r2.json --pool --common-target
 """
 
 from __future__ import annotations
@@ -53,10 +60,11 @@ def steady_step_s(points: list[list[float]]) -> float | None:
 
 
 def race_rows(document: dict[str, Any], at_step: int | None,
-              race: str = "") -> list[dict[str, Any]]:
+              race: str = "", targets: dict[tuple[str, str], float] | None = None,
+              ) -> list[dict[str, Any]]:
     """One row per curve, with derived columns (see the module docstring); ``race`` names
     the run (its file), so races of the same model and link in several files are judged
-    apart."""
+    apart; ``targets`` replaces the target of the (model, bandwidth) races it names."""
     step_s = {(r["model"], r["bandwidth"], r["method"]): r.get("step_s")
               for r in document["rows"] if r.get("step_s")}
     floor = {r["model"]: r.get("step_s") for r in document["rows"]
@@ -70,8 +78,11 @@ def race_rows(document: dict[str, Any], at_step: int | None,
     for (model, bandwidth), curves in groups.items():
         lower = curves[0].get("metric", "test_accuracy") != "test_accuracy"
         target = curves[0].get("target")
+        if targets and (model, bandwidth) in targets:
+            target = targets[(model, bandwidth)]
         dense = next((c for c in curves if c["method"] == "dense"), None)
-        if lower and (target is None or target <= 0) and dense and dense["points"]:
+        if lower and (target is None or target <= 0) and dense and dense["points"] and not (
+                targets and (model, bandwidth) in targets):
             # no reachable target was set: dense's held-out loss at step N is the target
             pts = [p for p in dense["points"] if at_step is None or p[1] <= at_step]
             target = pts[-1][2]
@@ -127,6 +138,21 @@ def what_the_target_needs(ours: dict[str, Any], rival: dict[str, Any],
             f"{ours['reached_step']} steps{below}.")
 
 
+def common_targets(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], float]:
+    """Per (race, model, bandwidth): the level every entrant reached, the lowest best
+    accuracy (the highest best loss); races where some entrant has no point are left out."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["race"], row["model"], row["bandwidth"]), []).append(row)
+    out = {}
+    for key, group in groups.items():
+        bests = [r["best"] for r in group]
+        if bests and all(b is not None for b in bests):
+            lower = group[0]["metric"] != "test accuracy"
+            out[key] = max(bests) if lower else min(bests)
+    return out
+
+
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     """The issue's targets, per race, as sentences computed from the rows."""
     lines = []
@@ -139,16 +165,20 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
                 and r["reached_s"] is not None]
         others = [r for r in group if not r["method"].startswith(PACTRAIN_PREFIX)
                   and r["reached_s"] is not None]
+        target = group[0]["target"]
+        level = ("" if target is None else f" ({100 * target:.2f}%)"
+                 if group[0]["metric"] == "test accuracy" else f" ({target:.4f})")
         where = f"{model} at {bandwidth}" + (f" ({race})" if several else "")
         if not ours:
-            lines.append(f"{where}: no PacTrain method reached the target within the budget.")
+            lines.append(f"{where}: no PacTrain method reached the target{level} within the "
+                         "budget.")
             continue
         best = min(ours, key=lambda r: r["reached_s"])
         if others:
             rival = min(others, key=lambda r: r["reached_s"])
             ratio = best["reached_s"] / rival["reached_s"]
             verdict = "met" if ratio <= 0.8 else "missed"
-            lines.append(f"{where}: {best['method']} reached the target in "
+            lines.append(f"{where}: {best['method']} reached the target{level} in "
                          f"{best['reached_s']:.1f} s, {ratio:.2f}x the fastest other method "
                          f"({rival['method']}, {rival['reached_s']:.1f} s): target <= 0.8x "
                          f"{verdict}.")
@@ -156,7 +186,7 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
             if needs:
                 lines.append(f"{where}: {needs}")
         else:
-            lines.append(f"{where}: {best['method']} reached the target in "
+            lines.append(f"{where}: {best['method']} reached the target{level} in "
                          f"{best['reached_s']:.1f} s; no other method reached it in the "
                          "budget.")
         dense = next((r for r in group if r["method"] == "dense"), None)
@@ -184,7 +214,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         best = (fmt(100 * r["best"], ".2f") + "%" if r["metric"] == "test accuracy"
                 and r["best"] is not None else fmt(r["best"], ".4f"))
-        model = f"{r['model']} ({r['race']})" if r.get("race") else r["model"]
+        model = (f"{r['model']} ({r['file']})" if len({x.get("file") for x in rows}) > 1
+                 else r["model"])
         lines.append(f"| {model} | {r['bandwidth']} | "
                      f"{shown_method(r['method'], r.get('sparsity'))} | "
                      f"{fmt(r['reached_s'], '.1f')} | {fmt(r['reached_step'], 'd')} | {best} | "
@@ -199,10 +230,32 @@ def main(argv: list[str]) -> int:
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--at-step", type=int, default=None)
     parser.add_argument("--md", type=Path, default=None)
+    level = parser.add_mutually_exclusive_group()
+    level.add_argument("--target", type=float, default=None,
+                       help="read every method's time to this metric off its curve")
+    level.add_argument("--common-target", action="store_true",
+                       help="the target is the level every entrant of the race reached")
+    parser.add_argument("--pool", action="store_true",
+                        help="judge all files of the same model and link as one race")
     args = parser.parse_args(argv)
-    rows = []
-    for path in args.files:
-        rows += race_rows(json.loads(path.read_text()), args.at_step, path.stem)
+    documents = [(path.stem, json.loads(path.read_text())) for path in args.files]
+
+    def read(targets: dict[tuple[str, str, str], float] | None) -> list[dict[str, Any]]:
+        rows = []
+        for stem, document in documents:
+            race = "" if args.pool else stem
+            mine = ({(m, b): t for (r, m, b), t in targets.items() if r == race}
+                    if targets is not None else None)
+            for row in race_rows(document, args.at_step, race, mine):
+                row["file"] = stem
+                rows.append(row)
+        return rows
+
+    rows = read(None)
+    if args.target is not None:
+        rows = read({(r["race"], r["model"], r["bandwidth"]): args.target for r in rows})
+    elif args.common_target:
+        rows = read(common_targets(rows))
     text = markdown(rows) + "\n\n" + "\n".join(f"- {line}" for line in verdicts(rows)) + "\n"
     print(text)
     if args.md:
