@@ -24,7 +24,8 @@ from pactrain.train.loop import train_rank
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one rank; return the process exit status."""
+    """Run one rank. Returns 2 on bad usage; otherwise the process ends here (0 after a
+    finished run, 1 after a failure)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m pactrain.train.worker CONFIG.json", file=sys.stderr)
@@ -55,7 +56,15 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.flush()
         os._exit(1)  # skip destroy_process_group: peers may be stuck in a collective
     dist.destroy_process_group()
-    return 0
+    # Leave without the interpreter's teardown, as pactrain.train.local_group's ranks do:
+    # its garbage collection can free objects that gloo's threads still hold (a comm
+    # hook's state), and the process then aborts after a finished run ("terminate called
+    # without an active exception", status -6: seen once in tests/test_cli.py). The
+    # result and any checkpoint are on disk by now, so only the output needs flushing.
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
