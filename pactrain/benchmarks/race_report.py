@@ -77,12 +77,11 @@ def race_rows(document: dict[str, Any], at_step: int | None,
         groups.setdefault((curve["model"], curve["bandwidth"]), []).append(curve)
     for (model, bandwidth), curves in groups.items():
         lower = curves[0].get("metric", "test_accuracy") != "test_accuracy"
-        target = curves[0].get("target")
-        if targets and (model, bandwidth) in targets:
-            target = targets[(model, bandwidth)]
+        forced = (targets or {}).get((model, bandwidth))
+        target = curves[0].get("target") if forced is None else forced
         dense = next((c for c in curves if c["method"] == "dense"), None)
-        if lower and (target is None or target <= 0) and dense and dense["points"] and not (
-                targets and (model, bandwidth) in targets):
+        if (forced is None and lower and (target is None or target <= 0) and dense
+                and dense["points"]):
             # no reachable target was set: dense's held-out loss at step N is the target
             pts = [p for p in dense["points"] if at_step is None or p[1] <= at_step]
             target = pts[-1][2]
@@ -138,14 +137,19 @@ def what_the_target_needs(ours: dict[str, Any], rival: dict[str, Any],
             f"{ours['reached_step']} steps{below}.")
 
 
-def common_targets(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], float]:
-    """Per (race, model, bandwidth): the level every entrant reached, the lowest best
-    accuracy (the highest best loss); races where some entrant has no point are left out."""
+def by_race(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """The rows grouped per race: (race, model, bandwidth), in order of appearance."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["race"], row["model"], row["bandwidth"]), []).append(row)
+    return groups
+
+
+def common_targets(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], float]:
+    """Per (race, model, bandwidth): the level every entrant reached, the lowest best
+    accuracy (the highest best loss); races where some entrant has no point are left out."""
     out = {}
-    for key, group in groups.items():
+    for key, group in by_race(rows).items():
         bests = [r["best"] for r in group]
         if bests and all(b is not None for b in bests):
             lower = group[0]["metric"] != "test accuracy"
@@ -156,9 +160,7 @@ def common_targets(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], flo
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     """The issue's targets, per race, as sentences computed from the rows."""
     lines = []
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault((row["race"], row["model"], row["bandwidth"]), []).append(row)
+    groups = by_race(rows)
     several = len({race for race, _, _ in groups}) > 1
     for (race, model, bandwidth), group in groups.items():
         ours = [r for r in group if r["method"].startswith(PACTRAIN_PREFIX)
@@ -211,11 +213,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     head = ("| model | bandwidth | method | time to target (s) | steps to target | best "
             "metric | steps run | payload MB/step | steady s/step | grid s/step | start-up s |")
     lines = [head, "|" + "---|" * 11]
+    several_files = len({r.get("file") for r in rows}) > 1
     for r in rows:
         best = (fmt(100 * r["best"], ".2f") + "%" if r["metric"] == "test accuracy"
                 and r["best"] is not None else fmt(r["best"], ".4f"))
-        model = (f"{r['model']} ({r['file']})" if len({x.get("file") for x in rows}) > 1
-                 else r["model"])
+        model = f"{r['model']} ({r['file']})" if several_files else r["model"]
         lines.append(f"| {model} | {r['bandwidth']} | "
                      f"{shown_method(r['method'], r.get('sparsity'))} | "
                      f"{fmt(r['reached_s'], '.1f')} | {fmt(r['reached_step'], 'd')} | {best} | "
