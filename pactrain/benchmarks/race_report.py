@@ -254,6 +254,9 @@ def main(argv: list[str]) -> int:
         return rows
 
     rows = read(None)
+    if args.target is not None and args.target > 1 and any(
+            r["metric"] == "test accuracy" for r in rows):
+        parser.error(f"--target {args.target:g}: accuracies are fractions (0.85 for 85%)")
     if args.target is not None:
         rows = read({(r["race"], r["model"], r["bandwidth"]): args.target for r in rows})
     elif args.common_target:
