@@ -243,7 +243,7 @@ def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
         "torch": torch.__version__,
         "python": platform.python_version(),
         "kernel": platform.release(),
-        "cpus": os.cpu_count(),
+        "cpus": host_cores(),
         "load_avg_1_5_15": list(os.getloadavg()),  # read as the bench ends
         "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "throttled": network.throttled,
