@@ -342,7 +342,7 @@ def attach(
     comm_method = spec.factory(group, ddp_model, config, tracker)
     share_control(comm_method, tracker)
     register_hook(ddp_model, comm_method)
-    apply_hook_momentum(comm_method, optimizer)
+    apply_hook_momentum(spec, optimizer)
     LOG.info("pactrain attached: method %s, sparsity %.2f over %d steps, rank %d of %d",
              method, sparsity, total_steps, rank, world_size)
     handle = PacTrain(ddp_model, optimizer, settings, comm_method, tracker)

@@ -9,6 +9,7 @@ from pactrain.masks import MaskTracker
 from pactrain.methods import (
     HookRegistrationError,
     MethodConfig,
+    apply_hook_momentum,
     attach,
     get_method,
     load_builtin_methods,
@@ -22,6 +23,20 @@ def test_pactrain_methods_are_registered_with_pruning() -> None:
     for name in ("dense", "pactrain", "pactrain-fp32", "pactrain-fp16", "pactrain-ternary"):
         assert name in methods and methods.get(name).uses_pruning
     assert not methods.get("pactrain-fp32").lossy and methods.get("pactrain-ternary").lossy
+
+
+def test_only_a_method_with_momentum_in_its_hook_turns_the_optimizers_off() -> None:
+    def sgd() -> torch.optim.SGD:
+        return torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1, momentum=0.9)
+
+    turned_off, kept = sgd(), sgd()
+    apply_hook_momentum(get_method("dgc"), turned_off)  # DGC applies it in its hook
+    apply_hook_momentum(get_method("pactrain"), kept)
+    assert [g["momentum"] for g in turned_off.param_groups] == [0.0]
+    assert [g["momentum"] for g in kept.param_groups] == [0.9]
+    adamw = torch.optim.AdamW(nn.Linear(2, 2).parameters())
+    with pytest.raises(ValueError, match=r"dgc applies SGD momentum.*--optimizer sgd"):
+        apply_hook_momentum(get_method("dgc"), adamw)
 
 
 def _attach_late(rank: int, world_size: int, name: str) -> str:

@@ -290,19 +290,25 @@ def share_control(method: CommMethod, tracker: Any) -> None:
         tracker.comm = comm
 
 
-def apply_hook_momentum(method: CommMethod, optimizer: Any) -> None:
-    """Hand the optimizer the momentum a method wants it to use (e.g. DGC applies momentum
-    inside its hook, so the optimizer's must be 0); groups without momentum are left alone."""
-    momentum = getattr(method, "optimizer_momentum", None)
-    if momentum is not None:
-        if not any("momentum" in group for group in optimizer.param_groups):
-            raise ValueError(
-                f"{type(method).__name__} applies SGD momentum inside its hook and needs an "
-                f"optimizer with a momentum setting to turn off, not "
-                f"{type(optimizer).__name__}; train it with SGD (--optimizer sgd)")
-        for group in optimizer.param_groups:
-            if "momentum" in group:
-                group["momentum"] = momentum
+def apply_hook_momentum(spec: MethodSpec, optimizer: Any) -> None:
+    """Turn the optimizer's momentum off for a method that applies SGD momentum inside its
+    hook (``spec.momentum_in_hook``, DGC), so momentum is applied once; groups without
+    momentum are left alone, and an optimizer with none to turn off (AdamW) is refused.
+
+    Why here and from the spec: the spec's flag is the one declaration of the fact, read
+    by the CLI's up-front refusal (:meth:`MethodSpec.check_optimizer`) and by this, the
+    last guard for ``pactrain.attach`` users who build their own optimizer.
+    """
+    if not spec.momentum_in_hook:
+        return
+    if not any("momentum" in group for group in optimizer.param_groups):
+        raise ValueError(
+            f"{spec.name} applies SGD momentum inside its hook and needs an optimizer with "
+            f"a momentum setting to turn off, not {type(optimizer).__name__}; train it with "
+            "SGD (--optimizer sgd)")
+    for group in optimizer.param_groups:
+        if "momentum" in group:
+            group["momentum"] = 0.0
 
 
 def attach(ddp_model: nn.Module, method: CommMethod) -> None:

@@ -20,7 +20,7 @@ exactly the uninterrupted one.
 
 On the wire: as ``topk`` (``k`` fp32 values and int32 indices per rank, all-gathered).
 Because the momentum is applied here, the optimizer must run *without* momentum:
-``DGCMethod.optimizer_momentum`` is 0 and training loops should honour it.
+its spec declares ``momentum_in_hook``, and ``apply_hook_momentum`` turns the optimizer's off.
 
 Options: ``density`` (default ``1 - sparsity``), ``momentum`` (0.9), ``clip_norm`` (5.0,
 ``None`` disables), ``warmup_steps`` (5), ``sample_fraction`` (0.01).
@@ -114,14 +114,13 @@ class DGCMethod(HookedMethod):
     """The :class:`pactrain.methods.CommMethod` of ``dgc``."""
 
     state: DGCState
-    optimizer_momentum: float = 0.0
 
     hook_function = staticmethod(dgc_hook)
 
     def facts(self) -> dict[str, Any]:
         s = self.state
         return {"density": s.density, "momentum": s.memory.momentum, "clip_norm": s.clip_norm,
-                "warmup_steps": s.warmup_steps, "optimizer_momentum": self.optimizer_momentum}
+                "warmup_steps": s.warmup_steps}
 
     def state_dict(self) -> dict[str, Any]:
         return {"memory": self.state.memory.state_dict(), "step": self.state.step}

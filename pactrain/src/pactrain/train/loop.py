@@ -175,7 +175,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         if rank < len(per_rank) and per_rank[rank] is not None:
             method.load_state_dict(per_rank[rank])
     attach(ddp, method)
-    apply_hook_momentum(method, optimizer)
+    apply_hook_momentum(method_spec, optimizer)
     session = PacTrain(ddp, optimizer, attach_settings(config, world_size), method, tracker)
     session.step = start_step
 
