@@ -129,20 +129,27 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
     races: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for curve in document.get("curves") or []:
         races.setdefault((curve["model"], curve["bandwidth"]), []).append(curve)
-    per_model = 3  # throughput, bytes per step, exposed communication
-    panels = max(1, per_model * len(models) + len(races))
+    # throughput and bytes per step, and exposed communication where a floor was run
+    # (without one, e.g. --no-compute-floor, the panel would be blank: it gets no slot)
+    exposed = {model: any(line["model"] == model and line["method"] != "no-comm"
+                          and line.get("exposed_comm_s_per_step") is not None
+                          for line in lines) for model in models}
+    first = sum(3 if exposed[model] else 2 for model in models)
+    panels = max(1, first + len(races))
     cols = min(panels, 3)
     rows_n = -(-panels // cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 4 * rows_n), squeeze=False)
     flat = list(axes.flat)
-    for i, model in enumerate(models):
-        _throughput_panel(flat[per_model * i], lines, model)
-        _bytes_panel(flat[per_model * i + 1], lines, model)
-        _exposed_panel(flat[per_model * i + 2], lines, model)
+    at = 0
+    for model in models:
+        _throughput_panel(flat[at], lines, model)
+        _bytes_panel(flat[at + 1], lines, model)
+        if exposed[model]:
+            _exposed_panel(flat[at + 2], lines, model)
+        at += 3 if exposed[model] else 2
     target = (document.get("environment", {}).get("config") or {}).get("time_to_accuracy")
     target = target or next((c.get("target") for c in document.get("curves") or []
                              if c.get("target")), None)
-    first = per_model * len(models)
     accuracy_axes = flat[first:first + len(races)]
     for ax, group in zip(accuracy_axes, races.values(), strict=True):
         _race_panel(ax, group, target)

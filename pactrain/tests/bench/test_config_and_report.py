@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 
 import pytest
@@ -145,6 +146,9 @@ def test_markdown_table_and_plots(tmp_path: Path) -> None:
     validate(document)
     out = plot_bench(document, tmp_path / "bench.png")  # 1 throughput + 4 race panels
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # throughput, bytes and 4 races in 2 rows of 3 panels (5 x 4 inches at 110 dpi): no
+    # compute floor ran, so no slot is left for a blank exposed-communication panel
+    assert struct.unpack(">II", out.read_bytes()[16:24]) == (3 * 550, 2 * 440)
     loopback = [{**row, "bandwidth": "loopback"} for row in rows]  # bars, no rate axis
     without_race = plot_bench({**document, "rows": loopback, "curves": []},
                               tmp_path / "runs.png")
