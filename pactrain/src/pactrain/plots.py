@@ -73,14 +73,16 @@ def _bytes_panel(ax: Any, lines: list[dict[str, Any]], model: str) -> None:
     ax.grid(True, axis="y", which="both", alpha=0.3)
 
 
-def _exposed_panel(ax: Any, lines: list[dict[str, Any]], model: str) -> None:
-    """Exposed communication per step (step time above the no-comm compute floor), one
-    bar group per method, one bar per bandwidth."""
-    mine = [line for line in lines if line["model"] == model
+def _exposed_lines(lines: list[dict[str, Any]], model: str) -> list[dict[str, Any]]:
+    """The model's lines with an exposed communication time: none when no compute floor
+    ran (``--no-compute-floor``), and then the figure gives the panel no slot."""
+    return [line for line in lines if line["model"] == model
             and line.get("exposed_comm_s_per_step") is not None and line["method"] != "no-comm"]
-    if not mine:
-        ax.set_visible(False)
-        return
+
+
+def _exposed_panel(ax: Any, mine: list[dict[str, Any]], model: str) -> None:
+    """Exposed communication per step (step time above the no-comm compute floor), one
+    bar group per method, one bar per bandwidth, from the model's :func:`_exposed_lines`."""
     methods = list(dict.fromkeys(line["method"] for line in mine))
     bandwidths = list(dict.fromkeys(line["bandwidth"] for line in mine))
     width = 0.8 / len(bandwidths)
@@ -130,11 +132,8 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
     for curve in document.get("curves") or []:
         races.setdefault((curve["model"], curve["bandwidth"]), []).append(curve)
     # throughput and bytes per step, and exposed communication where a floor was run
-    # (without one, e.g. --no-compute-floor, the panel would be blank: it gets no slot)
-    exposed = {model: any(line["model"] == model and line["method"] != "no-comm"
-                          and line.get("exposed_comm_s_per_step") is not None
-                          for line in lines) for model in models}
-    first = sum(3 if exposed[model] else 2 for model in models)
+    exposed = {model: _exposed_lines(lines, model) for model in models}
+    first = sum(2 + bool(exposed[model]) for model in models)
     panels = max(1, first + len(races))
     cols = min(panels, 3)
     rows_n = -(-panels // cols)
@@ -144,9 +143,10 @@ def plot_bench(document: dict[str, Any], path: str | Path) -> Path:
     for model in models:
         _throughput_panel(flat[at], lines, model)
         _bytes_panel(flat[at + 1], lines, model)
+        at += 2
         if exposed[model]:
-            _exposed_panel(flat[at + 2], lines, model)
-        at += 3 if exposed[model] else 2
+            _exposed_panel(flat[at], exposed[model], model)
+            at += 1
     target = (document.get("environment", {}).get("config") or {}).get("time_to_accuracy")
     target = target or next((c.get("target") for c in document.get("curves") or []
                              if c.get("target")), None)
