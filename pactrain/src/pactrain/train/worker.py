@@ -15,6 +15,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import NoReturn
 
 import torch
 import torch.distributed as dist
@@ -53,18 +54,24 @@ def main(argv: list[str] | None = None) -> int:
             Path(config.json_out).write_text(json.dumps(result, indent=2, sort_keys=True))
     except Exception:
         traceback.print_exc()
-        sys.stderr.flush()
-        os._exit(1)  # skip destroy_process_group: peers may be stuck in a collective
+        _leave(1)  # skip destroy_process_group: peers may be stuck in a collective
     dist.destroy_process_group()
-    # Leave without the interpreter's teardown, as pactrain.train.local_group's ranks do:
-    # its garbage collection can free objects that gloo's threads still hold (a comm
-    # hook's state), and the process then aborts after a finished run ("terminate called
-    # without an active exception", status -6: seen once in tests/test_cli.py). The
-    # result and any checkpoint are on disk by now, so only the output needs flushing.
+    _leave(0)
+
+
+def _leave(status: int) -> NoReturn:
+    """Flush the logs and output, then end the process without the interpreter's teardown.
+
+    Why, as pactrain.train.local_group's ranks do: teardown's garbage collection can free
+    objects that gloo's threads still hold (a comm hook's state), and the process then
+    aborts after a finished run ("terminate called without an active exception", status
+    -6: seen once in tests/test_cli.py). The result and any checkpoint are on disk by
+    now, so only the output needs flushing.
+    """
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(status)
 
 
 if __name__ == "__main__":
