@@ -92,6 +92,26 @@ def test_an_equal_layout_keeps_the_bucket_residual() -> None:
     assert memory.residuals["b"].tolist() == [4.0]
 
 
+def test_the_compact_residual_reads_like_the_scattered_one() -> None:
+    """Stored twice at the same ``kept`` (the compact copy), then read at new positions
+    (a mask change), by name and from a checkpoint: every reader sees what scattered
+    writes at ``kept`` would have left, positions outside ``kept`` included."""
+    slots = _slots(("a", 3), ("b", 3))
+    memory = ResidualMemory()
+    kept = torch.tensor([0, 2, 4])
+    memory.store_kept(0, slots, kept, torch.tensor([1.0, 2.0, 3.0]))
+    memory.store_kept(0, slots, kept, torch.tensor([4.0, 5.0, 6.0]))
+    assert memory.compensate_kept(0, slots, kept, torch.zeros(3)).tolist() == [4.0, 5.0, 6.0]
+    assert memory.residuals["b"].tolist() == [0.0, 6.0, 0.0]
+    fewer = torch.tensor([2, 4])  # the mask dropped position 0
+    assert memory.compensate_kept(0, slots, fewer, torch.zeros(2)).tolist() == [5.0, 6.0]
+    memory.store_kept(0, slots, fewer, torch.tensor([7.0, 8.0]))
+    assert memory.state_dict()["residuals"]["a"].tolist() == [4.0, 0.0, 7.0]
+    assert memory.bucket_residual(0, slots, CPU).tolist() == [4.0, 0.0, 7.0, 0.0, 8.0, 0.0]
+    memory.drop_bucket(0)
+    assert memory.compensate_kept(0, slots, fewer, torch.zeros(2)).tolist() == [0.0, 0.0]
+
+
 def test_bucket_pieces_follow_a_rebuild_and_a_resume() -> None:
     owner: dict[int, torch.Tensor] = {}
     pieces = BucketPieces(owner)
