@@ -195,3 +195,47 @@ def test_stride_is_one_once_the_mask_keeps_fewer_than_the_budget() -> None:
     assert sample_stride(1000, 100, 0.1) == 1       # 90% pruned: everything kept travels
     assert sample_stride(5, 5, 0.1) == 5            # at least one entry a step
 
+
+
+def _launched_both_ways(rank: int, world_size: int, tier: str, send_select: str) -> dict:
+    """The same pruned model and batches twice: scales on their own group (each bucket's
+    codes launched from its MAX's completion, :class:`OrderedLauncher`) and on the one
+    group (the hook waits). Tiny buckets, so many launches are in flight at once."""
+    from pactrain.compression.communicator import scale_group_for
+
+    grads: dict[str, list[torch.Tensor]] = {}
+    for way in ("apart", "waited"):
+        model, tracker = _pruned_model(0.7)
+        scale_group = scale_group_for(None, world_size) if way == "apart" else None
+        state = CompactionState(None, tracker, world_size, rank, 3, FixedPolicy(tier),
+                                error_feedback=True, model=model, scale_group=scale_group,
+                                send_density=0.1, send_select=send_select)
+        assert state.scales_apart == (way == "apart")
+        ddp = DistributedDataParallel(model, bucket_cap_mb=0.05)
+        ddp.register_comm_hook(state, compaction_hook)
+        grads[way] = []
+        for step in range(4):
+            generator = torch.Generator().manual_seed(10 * step + rank)
+            model.zero_grad(set_to_none=False)
+            nn.functional.cross_entropy(
+                ddp(torch.randn(8, 12, generator=generator)),
+                torch.randint(0, 4, (8,), generator=generator)).backward()
+            grads[way].append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+        grads[way].append(torch.tensor(float(len(state.layouts))))
+        assert state.launcher.waiting == 0
+    return grads
+
+
+@pytest.mark.parametrize(("tier", "send_select"),
+                         [("packed", "topk"), ("ternary", "cyclic"), ("fp16", "topk")])
+def test_codes_launched_from_completions_equal_codes_sent_after_waiting(
+        tier: str, send_select: str) -> None:
+    """Launching from callbacks keeps every rank's collective order (gloo aborts on a
+    mismatch) and changes no number: bitwise the gradients of waiting for the scales."""
+    results = run_on_local_group(_launched_both_ways, 3, tier, send_select)
+    for result in results:
+        assert result["apart"][-1] >= 2  # buckets in flight together
+        for apart, waited in zip(result["apart"], result["waited"], strict=True):
+            assert torch.equal(apart, waited)
+    assert all(torch.equal(a, b) for a, b in zip(results[0]["apart"], results[1]["apart"],
+                                                 strict=True))

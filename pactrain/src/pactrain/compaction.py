@@ -53,7 +53,11 @@ import torch
 import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
-from pactrain.compression.communicator import Communicator, agree_scales
+from pactrain.compression.communicator import (
+    Communicator,
+    OrderedLauncher,
+    start_agreement,
+)
 from pactrain.compression.compressors import (
     SCALE_CHUNK,
     Bounds,
@@ -280,6 +284,10 @@ class CompactionState:
         self.send_density = send_density
         self.comm = comm or Communicator(process_group, observer=policy.observe)
         self.scale_group = scale_group if scale_group is not None else process_group
+        self.scales_apart = scale_group is not None and scale_group is not process_group
+        """The MAX of the scales runs on its own group, so the codes may be issued from its
+        completion (:class:`OrderedLauncher`); on one group that would race with the next
+        bucket's MAX, so the hook then waits for its scales."""
         self.tracker = tracker
         self.world_size = world_size
         self.rank = rank
@@ -304,6 +312,8 @@ class CompactionState:
         self._ready_at: list[tuple[int, float]] = []  # this step's hook calls (index, time)
         self.gap_samples: dict[int, deque[float]] = {}  # recent gaps per bucket index
         self._gathered: dict[int, torch.Tensor] = {}  # likewise
+        self.launcher = OrderedLauncher()
+        """Issues each bucket's codes once its agreed scales are in, in bucket order."""
         self._mask_names = {id(p): name for name, p in tracker.pruner.params.items()}
         self._names = (ParameterNames(model) if model is not None
                        else ParameterNames.of(tracker.pruner.params.items()))
@@ -342,13 +352,15 @@ class CompactionState:
         return layout
 
     def uniform_draws(self, index: int, slots: tuple[BucketSlot, ...],
-                      per_slot: tuple[int, ...], device: torch.device) -> torch.Tensor:
+                      per_slot: tuple[int, ...], device: torch.device,
+                      step: int | None = None) -> torch.Tensor:
         """U[0,1) per entry sent, ``per_slot[i]`` of them for parameter ``slots[i]``,
         drawn per parameter (:func:`~pactrain.compression.compressors.uniform_draws`:
         seeded by seed, rank, step and parameter, so the same numbers reach the same
         weights whatever the bucket layout, which keeps a resumed run identical to an
         uninterrupted one), in one buffer per bucket reused every step (valid until the
-        next call for that bucket).
+        next call for that bucket). ``step``: the step the bucket belongs to (``None``:
+        the current one; a launch that runs after the last bucket's hook passes its own).
         """
         total = sum(per_slot)
         out = self._draws.get(index)
@@ -356,21 +368,23 @@ class CompactionState:
             # CPU generators give the same numbers on every device; pinned for the copy
             out = torch.empty(total, dtype=torch.float32, pin_memory=device.type == "cuda")
             self._draws[index] = out
-        draws = uniform_draws(out, self.seed, self.rank, self.step,
+        draws = uniform_draws(out, self.seed, self.rank, self.step if step is None else step,
                               [slot.index for slot in slots], per_slot)
         return draws.to(device)  # blocking: the buffer is reused next step
 
     def context(self, index: int, layout: BucketLayout, bounds: Bounds,
                 per_slot: tuple[int, ...], scales: torch.Tensor | None = None,
-                ) -> TierContext:
+                step: int | None = None) -> TierContext:
         """What a tier's send of bucket ``index`` needs (``bounds``/``per_slot``: the
-        parameters' segments of the entries it sends)."""
+        parameters' segments of the entries it sends; ``step``: the bucket's step, which
+        seeds the draws, ``None``: the current one)."""
         if self.rounding == "nearest":
             def draws() -> torch.Tensor:
                 return self.half_thresholds(index, sum(per_slot), layout.kept.device)
         else:
             def draws() -> torch.Tensor:
-                return self.uniform_draws(index, layout.slots, per_slot, layout.kept.device)
+                return self.uniform_draws(index, layout.slots, per_slot, layout.kept.device,
+                                          step)
         return TierContext(self.comm, self.world_size, self.scale_group, bounds,
                            draws=draws, wants_error=self.error_feedback, scales=scales)
 
@@ -404,14 +418,23 @@ class CompactionState:
         return sample_stride(layout.numel, int(layout.kept.numel()), self.send_density)
 
     def sample(self, index: int, layout: BucketLayout,
-               values: torch.Tensor) -> Sample | None:
-        """This step's agreed sample of the bucket's kept entries ``values`` (``None``: all
-        of them), by :data:`SEND_SELECTIONS` ``send_select``."""
+               agreed: torch.Tensor | None) -> Sample | None:
+        """This step's agreed sample of the bucket's kept entries (``None``: all of them),
+        by :data:`SEND_SELECTIONS` ``send_select``; ``agreed``: the group's chunk maxima
+        of the kept entries when :meth:`chunks_to_agree` asked for them."""
         if self.send_density is None:
             return None
         if self.send_select == "topk":
-            return self.top_chunks(index, layout, values)
+            return None if agreed is None else self.top_chunks(index, layout, agreed)
         return self.cyclic_sample(layout)
+
+    def chunks_to_agree(self, layout: BucketLayout) -> bool:
+        """Whether this step's sample needs the group's max |v| of every chunk of kept
+        entries (top chunks, unless every parameter may send all of its chunks)."""
+        if self.send_density is None or self.send_select != "topk":
+            return False
+        counts = [chunk_count(end - start) for start, end in layout.bounds]
+        return any(n > b for n, b in zip(counts, self.chunk_budgets(layout), strict=True))
 
     def send_ratio(self) -> float:
         """Share of its kept entries each parameter sends per step under ``send_density``:
@@ -458,7 +481,7 @@ class CompactionState:
         return table
 
     def top_chunks(self, index: int, layout: BucketLayout,
-                   values: torch.Tensor) -> Sample | None:
+                   agreed: torch.Tensor) -> Sample:
         """Agreed top-k inside the mask, by chunks: each parameter sends the
         :meth:`chunk_budgets` chunks of its kept entries with the largest group-wide max
         |v| (values with their residual), and the rest waits in the residual.
@@ -470,14 +493,11 @@ class CompactionState:
         Per entry agreement (ARC-Top-k, arXiv 2510.26709, agrees by a sketch) would cost
         more bytes than it saves at these densities. Cost per step: one ``aminmax`` pass
         (as the ternary scales), one ``topk`` per parameter over its chunks (a few
-        thousand), index arithmetic over the entries sent.
+        thousand), index arithmetic over the entries sent. ``agreed``: the group's MAX of
+        every chunk's max |v| (the hook agrees on it, :func:`send_compacted`).
         """
         budgets = self.chunk_budgets(layout)
         counts = [chunk_count(end - start) for start, end in layout.bounds]
-        if all(n <= b for n, b in zip(counts, budgets, strict=True)):
-            return None
-        agreed = agree_scales(self.comm, chunk_abs_max(values, layout.bounds),
-                              self.scale_group)
         starts, lengths = self._chunk_table(index, layout)
         device = layout.kept.device
         picked, per_slot, at = [], [], 0
@@ -662,47 +682,78 @@ def _scatter_back(buffer: torch.Tensor, positions: torch.Tensor,
 def send_whole_bucket(state: CompactionState, index: int, tier: Tier, buffer: torch.Tensor,
                       layout: BucketLayout) -> torch.futures.Future:
     """The fallback tier: residuals added at the kept positions (and delivered), then the
-    tier sends the whole bucket."""
+    tier sends the whole bucket (launched in bucket order, :class:`OrderedLauncher`)."""
     if state.memory is not None:
         residual = state.memory.bucket_residual(index, layout.slots, buffer.device)
         if residual is not None:
             buffer.index_add_(0, layout.kept, residual.index_select(0, layout.kept))
             state.memory.drop_bucket(index)
     assert tier.send_bucket is not None
-    return tier.send_bucket(state.context(index, layout, layout.bounds, layout.kept_per_slot),
-                            buffer, layout.flat_mask)
+    ctx = state.context(index, layout, layout.bounds, layout.kept_per_slot)
+    return state.launcher.add(None, lambda: tier.send_bucket(ctx, buffer, layout.flat_mask),
+                              buffer.device)
 
 
 def send_compacted(state: CompactionState, index: int, tier: Tier, buffer: torch.Tensor,
                    layout: BucketLayout) -> torch.futures.Future:
     """A compacting tier: gather the kept entries, add their residuals, take this step's
     agreed sample of them (all when not sampling), let the tier send those, keep the error
-    of what was sent and everything that was not, scatter the average back."""
+    of what was sent and everything that was not, scatter the average back.
+
+    Never waits: what needs the group's chunk maxima (the top-chunk sample, the ternary
+    scales) has them agreed by a MAX started here, and the rest (sample, encode, send,
+    residual) runs as the bucket's launch once the MAX is in (:class:`OrderedLauncher`;
+    identical numbers to agreeing first, since the launch uses the same values and the
+    draws of this bucket's step)."""
     values = state.gather(index, buffer, layout)
     if state.memory is not None:
         state.memory.compensate_kept(index, layout.slots, layout.kept, values)
-    sample = state.sample(index, layout, values)
-    if sample is None:
-        sent = tier.send(state.context(index, layout, layout.bounds, layout.kept_per_slot),
-                         values)
-        positions = layout.kept
-        if state.memory is not None:
-            if sent.error is None:
-                state.memory.drop_bucket(index)
-            else:
-                state.memory.store_kept(index, layout.slots, layout.kept, sent.error)
-    else:
+    step = state.step
+    agreement, early = None, None
+    if state.chunks_to_agree(layout):
+        # the top chunks' maxima are the scales of what they send, too
+        agreement = start_agreement(state.comm, chunk_abs_max(values, layout.bounds),
+                                    state.scale_group)
+    elif state.send_density is not None:
+        early = state.sample(index, layout, None)  # cyclic, or nothing to sample
+        if tier.agrees_scales:
+            sent_values = values if early is None else values.index_select(0, early.chosen)
+            bounds = layout.bounds if early is None else early.bounds
+            agreement = start_agreement(state.comm, chunk_abs_max(sent_values, bounds),
+                                        state.scale_group)
+    elif tier.agrees_scales:
+        agreement = start_agreement(state.comm, chunk_abs_max(values, layout.bounds),
+                                    state.scale_group)
+
+    def launch() -> torch.futures.Future:
+        agreed = None if agreement is None else agreement.value()[0]
+        sample = early if agreement is None or early is not None else state.sample(
+            index, layout, agreed)
+        if sample is None:
+            ctx = state.context(index, layout, layout.bounds, layout.kept_per_slot,
+                                agreed, step)
+            sent = tier.send(ctx, values)
+            if state.memory is not None:
+                if sent.error is None:
+                    state.memory.drop_bucket(index)
+                else:
+                    state.memory.store_kept(index, layout.slots, layout.kept, sent.error)
+            return sent.future.then(_scatter_back(buffer, layout.kept))
+        scales = sample.scales if sample.scales is not None else agreed
         chosen = values.index_select(0, sample.chosen)
         sent = tier.send(state.context(index, layout, sample.bounds, sample.per_slot,
-                                       sample.scales), chosen)
-        positions = sample.positions
+                                       scales, step), chosen)
         assert state.memory is not None  # sampling always keeps a residual (see __init__)
         if sent.error is None:
             values.index_fill_(0, sample.chosen, 0.0)
         else:
             values.index_copy_(0, sample.chosen, sent.error)
         state.memory.store_kept(index, layout.slots, layout.kept, values)
-    return sent.future.then(_scatter_back(buffer, positions))
+        return sent.future.then(_scatter_back(buffer, sample.positions))
+
+    if agreement is not None and not state.scales_apart:
+        agreement.wait()  # one group: issue everything from the hook (see scales_apart)
+    return state.launcher.add(agreement, launch, buffer.device)
 
 
 def compaction_hook(state: CompactionState, bucket: dist.GradBucket,

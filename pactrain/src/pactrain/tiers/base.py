@@ -92,6 +92,10 @@ class Tier:
         max_world_size: the most ranks it serves (``None``: no limit).
         limit_reason: why (for the error message).
         adaptive_default: whether the adaptive policy may pick it unless told otherwise.
+        agrees_scales: whether its codes need the group's MAX scale per chunk first
+            (:func:`pactrain.tiers.ternary.agreed_scales`); the hook then starts that
+            agreement itself and hands the scales over in :attr:`TierContext.scales`, so
+            the send never waits (:class:`pactrain.compression.communicator.OrderedLauncher`).
     """
 
     name: str
@@ -108,6 +112,7 @@ class Tier:
     max_world_size: int | None = None
     limit_reason: str = ""
     adaptive_default: bool = True
+    agrees_scales: bool = False
 
     @property
     def compacts(self) -> bool:

@@ -61,5 +61,6 @@ def level_tier(name: str, levels: int) -> Tier:
         bytes_per_entry=lambda world_size: packing_for(world_size).bytes_per_entry,
         extra_bytes=ternary.scale_bytes, local_cost=local,
         send=packed_send(level_encoder(levels), packing_for), collectives=2,
+        agrees_scales=True,
         adaptive_default=False,
     )

@@ -57,4 +57,5 @@ TIER = Tier(
     lossy=True, precision=TERNARY,
     bytes_per_entry=lambda world_size: packing_for(world_size).bytes_per_entry,
     extra_bytes=ternary.scale_bytes, local_cost=_local, send=send, collectives=2,
+    agrees_scales=True,
 )

@@ -83,6 +83,7 @@ def local_cost(costs: ComputeCosts, numel: int, sent: int) -> float:
 TIER = Tier(
     name="ternary", description="compacted stochastic ternary int8 all-reduce", lossy=True,
     precision=TERNARY, bytes_per_entry=lambda world_size: 1.0, extra_bytes=scale_bytes,
-    local_cost=local_cost, send=send, collectives=2, max_world_size=MAX_TERNARY_WORLD_SIZE,
+    local_cost=local_cost, send=send, collectives=2, agrees_scales=True,
+    max_world_size=MAX_TERNARY_WORLD_SIZE,
     limit_reason=f"its int8 sums of codes overflow above {MAX_TERNARY_WORLD_SIZE} workers",
 )
