@@ -135,6 +135,27 @@ def test_agreed_top_chunks_send_the_budget_and_lose_nothing(tier: str, error_fee
                 + 4 * (result["estimate"] / 256 + 6)
 
 
+def test_top_chunks_agreed_ahead_send_the_budget_and_lose_nothing() -> None:
+    """``topk-ahead`` codes with last step's maxima: what they clip stays in the residual,
+    so delivered + residual is still STEPS x gradient; both ranks pick the same chunks;
+    one MAX a bucket a step, as when agreeing first."""
+    ahead = run_on_local_group(_sampled_steps, 2, "packed", 0.1, True, "topk-ahead")
+    now = run_on_local_group(_sampled_steps, 2, "packed", 0.1, True, "topk")
+    assert ahead[0]["bytes"] == ahead[1]["bytes"]
+    for result in ahead:
+        assert result["pruned_nonzero"] == 0
+        assert result["conservation"] <= 1e-5 * STEPS * result["scale"] + 1e-7
+    # after the first step (which agrees now, then for the next step)
+    assert sum(ahead[0]["bytes"][1:]) == pytest.approx(sum(now[0]["bytes"][1:]), rel=0.01)
+
+
+def test_topk_ahead_needs_error_feedback() -> None:
+    _, tracker = _pruned_model(0.5)
+    with pytest.raises(ValueError, match="drop --no-error-feedback"):
+        CompactionState(None, tracker, 2, 0, 0, FixedPolicy("packed"), error_feedback=False,
+                        send_density=0.1, send_select="topk-ahead")
+
+
 def test_sampling_needs_a_density_in_range() -> None:
     _, tracker = _pruned_model(0.5)
     with pytest.raises(ValueError, match=r"send_density must be in \(0, 1\]"):

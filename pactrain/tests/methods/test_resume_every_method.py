@@ -104,6 +104,24 @@ def test_pactrain_error_feedback_resumes_bit_identically(tmp_path: Path) -> None
     assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"])
 
 
+@pytest.mark.parametrize("select", ["topk", "topk-ahead"])
+def test_sampled_packed_resumes_bit_identically(tmp_path: Path, select: str) -> None:
+    """Sampling inside the mask: the residuals and, for ``topk-ahead``, the chunk maxima
+    agreed for the next step (kept per parameter name in the checkpoint) must carry the
+    run across the stop, DDP's rebuild and the masks that change after it."""
+    extra = {"method_options": {"send_density": 0.05, "send_select": select}}
+    _train(_config(tmp_path, "pactrain-packed", "full", **extra))
+    _train(_config(tmp_path, "pactrain-packed", "half", stop_after=STOP, **extra))
+    _train(_config(tmp_path, "pactrain-packed", "resumed", resume=str(tmp_path / "half.pt"),
+                   **extra))
+    full, half = _load(tmp_path / "full.pt"), _load(tmp_path / "half.pt")
+    again = _load(tmp_path / "resumed.pt")
+    if select == "topk-ahead":
+        pieces = half["method_per_rank"][0]["ahead_maxima"]["pieces"]
+        assert len(pieces) == len(full["model"])  # one per parameter
+    assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"])
+
+
 def test_adamw_prunes_and_resumes_bit_identically(tmp_path: Path) -> None:
     """Under AdamW the checkpoint carries both moments, and the pruner keeps them zero at
     pruned entries, so a stop and resume inside the pruning schedule is still exact."""

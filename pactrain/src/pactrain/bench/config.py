@@ -33,7 +33,8 @@ class BenchConfig:
         topk_density: fraction kept by top-k and DGC (``None``: ``1 - sparsity``).
         send_density: PacTrain methods send at most this share of each bucket's entries
             per step (agreed sampling, :meth:`pactrain.compaction.CompactionState.sample`;
-            ``None``: every kept entry); ``send_select`` how (``topk`` or ``cyclic``).
+            ``None``: every kept entry); ``send_select`` how (``topk``, ``topk-ahead``
+            or ``cyclic``).
         rounding: how PacTrain's ternary tiers round (``stochastic`` or ``nearest``, which
             keeps its error for the next step; :data:`pactrain.compaction.ROUNDINGS`).
         time_to_accuracy: target test accuracy of the race, or ``None`` (no race). Every

@@ -34,7 +34,8 @@ def bench(
         None, min=0.0, max=1.0, help="PacTrain methods: send at most this share of each "
         "bucket's entries per step (agreed sampling inside the mask, error feedback)."),
     send_select: str = typer.Option(
-        "topk", help="With --send-density: topk (agreed top chunks) or cyclic."),
+        "topk", help="With --send-density: topk (agreed top chunks), topk-ahead (agreed a "
+        "step ahead) or cyclic."),
     rounding: str = typer.Option(
         "stochastic", help="PacTrain's ternary tiers: stochastic or nearest (with error "
         "feedback)."),

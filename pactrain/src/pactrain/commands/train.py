@@ -34,10 +34,11 @@ def check_send_options(method: str, send_density: float | None, send_select: str
     if send_density is None:
         return
 
-    for check, value, hint in ((check_send_density, send_density, "--send-density"),
-                               (check_send_select, send_select, "--send-select")):
+    for check, hint in ((lambda: check_send_density(send_density), "--send-density"),
+                        (lambda: check_send_select(send_select, error_feedback),
+                         "--send-select")):
         try:
-            check(value)
+            check()
         except ValueError as err:
             raise typer.BadParameter(str(err), param_hint=hint) from None
     if "send_density" not in get_method(method).options:
@@ -104,8 +105,9 @@ def train(
         "the error-feedback residual); default: every kept entry."),
     send_select: str = typer.Option(
         "topk", help="With --send-density: topk (each parameter's chunks of 256 kept "
-        "entries with the largest group-wide max |v|) or cyclic (every s-th kept entry in "
-        "turn)."),
+        "entries with the largest group-wide max |v|), topk-ahead (the same pick and the "
+        "codes' scales from maxima agreed a step ahead: no round trip waits in the step) "
+        "or cyclic (every s-th kept entry in turn)."),
     rounding: str = typer.Option(
         "stochastic", help="PacTrain's ternary tiers: stochastic (unbiased codes) or nearest "
         "(|v| > scale/2; what it rounds away waits in the error-feedback residual, which "
