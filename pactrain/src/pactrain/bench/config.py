@@ -58,6 +58,7 @@ class BenchConfig:
         seed: model init, data order, stochastic compression.
         optimizer: every run's optimizer (``sgd`` or ``adamw``,
             :mod:`pactrain.train.optimizers`), at each model's default rate for it.
+        bucket_cap_mb: every run's DDP bucket size (``None``: PyTorch's 25 MB).
     """
 
     models: list[str] = field(default_factory=lambda: ["digits-cnn", "resnet18"])
@@ -87,11 +88,14 @@ class BenchConfig:
     run_timeout_s: float = 1800.0
     seed: int = 0
     optimizer: str = "sgd"
+    bucket_cap_mb: float | None = None
 
     def __post_init__(self) -> None:
         from pactrain.names import check_optimizer
 
         check_optimizer(self.optimizer)
+        if self.bucket_cap_mb is not None and self.bucket_cap_mb <= 0:
+            raise ValueError(f"--bucket-cap-mb must be > 0, got {self.bucket_cap_mb}")
         if self.steps <= self.warmup_steps:
             raise ValueError(
                 f"--steps {self.steps} leaves nothing to time after {self.warmup_steps} "

@@ -71,6 +71,8 @@ def bench(
     optimizer: str = typer.Option(
         OPTIMIZERS[0], help=f"Every run's optimizer: {', '.join(OPTIMIZERS)} (SGD with "
         "momentum, or AdamW), each at the model's default rate for it."),
+    bucket_cap_mb: float | None = typer.Option(
+        None, help="Every run's DDP bucket size in MB (default: PyTorch's 25)."),
     data_dir: Path | None = typer.Option(
         None, help="Folder of a model's dataset files (Fashion-MNIST's four IDX files); "
                    "default $PACTRAIN_DATA, else /usr/share/datasets/fashion-mnist."),
@@ -126,6 +128,7 @@ def bench(
             tta_prune_end=tta_prune_end, tta_prune_initial=tta_prune_initial,
             compute_floor=compute_floor,
             run_timeout_s=run_timeout, seed=seed, optimizer=optimizer,
+            bucket_cap_mb=bucket_cap_mb,
         )
     except ValueError as err:
         raise typer.BadParameter(str(err)) from None
