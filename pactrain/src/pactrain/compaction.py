@@ -18,9 +18,13 @@ Algorithm of :func:`compaction_hook` for one bucket:
    them its way (fp32, fp16/bf16, int8 ternary codes with chunk scales, or the same codes
    packed as carry-free base-(2N+1) digits of int32 words) (:func:`send_compacted`).
    With ``send_density`` the tier gets only this step's agreed sample of the kept entries
-   (:meth:`CompactionState.sample`, the same on every rank: by default each parameter's
-   chunks of 256 kept entries with the largest group-wide max |v|, or every ``stride``-th
-   entry in turn), and the residual keeps the rest.
+   (the same on every rank: by default each parameter's chunks of 256 kept entries with
+   the largest group-wide max |v|, :meth:`CompactionState.top_chunks`, or every
+   ``stride``-th entry in turn, :meth:`CompactionState.cyclic_sample`), and the residual
+   keeps the rest. The hook never waits for the group's chunk maxima: it starts their MAX
+   and an :class:`OrderedLauncher` sends the bucket once they are in, in bucket order
+   (:func:`send_compacted`); with ``send_select="topk-ahead"`` they were agreed at the
+   previous step and the bucket leaves from the hook (:func:`send_ahead`).
 4. On completion scatter the averaged entries back into a zeroed bucket (pruned entries,
    and those not sent this step, are exactly zero) and return the bucket buffer.
 5. On the last bucket, close the step of the payload counter.
@@ -70,7 +74,7 @@ from pactrain.compression.memory import BucketSlot, ParameterNames, ResidualMemo
 from pactrain.masks import MaskTracker
 from pactrain.policy import AdaptivePolicy, FixedPolicy, TierDecision
 from pactrain.tiers import TIER_NAMES, all_tiers
-from pactrain.tiers.base import Tier, TierContext
+from pactrain.tiers.base import Sent, Tier, TierContext
 
 LOG = logging.getLogger(__name__)
 
@@ -430,15 +434,12 @@ class CompactionState:
             return 1
         return sample_stride(layout.numel, int(layout.kept.numel()), self.send_density)
 
-    def sample(self, index: int, layout: BucketLayout,
-               agreed: torch.Tensor | None) -> Sample | None:
-        """This step's agreed sample of the bucket's kept entries (``None``: all of them),
-        by :data:`SEND_SELECTIONS` ``send_select``; ``agreed``: the group's chunk maxima
-        of the kept entries when :meth:`chunks_to_agree` asked for them."""
-        if self.send_density is None:
+    def sample(self, layout: BucketLayout) -> Sample | None:
+        """This step's sample when it needs no agreed maxima: ``cyclic``'s; ``None`` when
+        not sampling, or for the top chunks, which the hook picks once the group's maxima
+        are in (:meth:`top_chunks`, when :meth:`chunks_to_agree`)."""
+        if self.send_density is None or self.send_select in TOP_CHUNK_SELECTIONS:
             return None
-        if self.send_select in TOP_CHUNK_SELECTIONS:
-            return None if agreed is None else self.top_chunks(index, layout, agreed)
         return self.cyclic_sample(layout)
 
     def chunks_to_agree(self, layout: BucketLayout) -> bool:
@@ -777,25 +778,10 @@ def send_ahead(state: CompactionState, index: int, tier: Tier, buffer: torch.Ten
                                  state.scale_group).wait()[0]
     step = state.step
     sample = state.top_chunks(index, layout, agreed) if state.chunks_to_agree(layout) else None
-    if sample is None:
-        sent = tier.send(state.context(index, layout, layout.bounds, layout.kept_per_slot,
-                                       agreed, step), values)
-        residual = sent.error  # None: delivered exactly (values may still be on the wire)
-        positions = layout.kept
-    else:
-        chosen = values.index_select(0, sample.chosen)
-        assert sample.scales is not None
-        sent = tier.send(state.context(index, layout, sample.bounds, sample.per_slot,
-                                       sample.scales, step), chosen)
-        if sent.error is None:
-            values.index_fill_(0, sample.chosen, 0.0)
-        else:
-            values.index_copy_(0, sample.chosen, sent.error)
-        residual, positions = values, sample.positions
-    if residual is None:
-        state.memory.drop_bucket(index)
-    else:
-        state.memory.store_kept(index, layout.slots, layout.kept, residual)
+    sent, residual, positions = _send_share(state, index, tier, layout, values, sample,
+                                            agreed, step)
+    _keep_residual(state, index, layout, residual)
+    if residual is not None:
         raw.add_(residual)
     ahead = start_agreement(state.comm, chunk_abs_max(raw, layout.bounds), state.scale_group)
     state.ahead.remember(index, layout, ahead)
@@ -815,6 +801,39 @@ def _scatter_back(buffer: torch.Tensor, positions: torch.Tensor,
         buffer.index_copy_(0, positions, values.to(buffer.dtype))
         return buffer
     return scatter
+
+
+def _send_share(state: CompactionState, index: int, tier: Tier, layout: BucketLayout,
+                values: torch.Tensor, sample: Sample | None, scales: torch.Tensor | None,
+                step: int) -> tuple[Sent, torch.Tensor | None, torch.Tensor]:
+    """Send ``sample`` of the bucket's compensated kept ``values`` (all of them when
+    ``None``) through ``tier``, with the agreed chunk ``scales`` if any. Returns the send,
+    the residual to keep (``None``: delivered exactly, and ``values`` may still be on the
+    wire) and the bucket positions the average goes back to."""
+    if sample is None:
+        sent = tier.send(state.context(index, layout, layout.bounds, layout.kept_per_slot,
+                                       scales, step), values)
+        return sent, sent.error, layout.kept
+    chosen = values.index_select(0, sample.chosen)
+    sent = tier.send(state.context(index, layout, sample.bounds, sample.per_slot,
+                                   sample.scales if sample.scales is not None else scales,
+                                   step), chosen)
+    if sent.error is None:
+        values.index_fill_(0, sample.chosen, 0.0)
+    else:
+        values.index_copy_(0, sample.chosen, sent.error)
+    return sent, values, sample.positions
+
+
+def _keep_residual(state: CompactionState, index: int, layout: BucketLayout,
+                   residual: torch.Tensor | None) -> None:
+    """Store the bucket's residual at its kept positions, or forget it (``None``)."""
+    if state.memory is None:
+        return
+    if residual is None:
+        state.memory.drop_bucket(index)
+    else:
+        state.memory.store_kept(index, layout.slots, layout.kept, residual)
 
 
 def send_whole_bucket(state: CompactionState, index: int, tier: Tier, buffer: torch.Tensor,
@@ -848,12 +867,13 @@ def send_compacted(state: CompactionState, index: int, tier: Tier, buffer: torch
         state.memory.compensate_kept(index, layout.slots, layout.kept, values)
     step = state.step
     agreement, early = None, None
-    if state.chunks_to_agree(layout):
+    pick_top_chunks = state.chunks_to_agree(layout)
+    if pick_top_chunks:
         # the top chunks' maxima are the scales of what they send, too
         agreement = start_agreement(state.comm, chunk_abs_max(values, layout.bounds),
                                     state.scale_group)
     elif state.send_density is not None:
-        early = state.sample(index, layout, None)  # cyclic, or nothing to sample
+        early = state.sample(layout)  # cyclic, or nothing to sample
         if tier.agrees_scales:
             sent_values = values if early is None else values.index_select(0, early.chosen)
             bounds = layout.bounds if early is None else early.bounds
@@ -865,29 +885,11 @@ def send_compacted(state: CompactionState, index: int, tier: Tier, buffer: torch
 
     def launch() -> torch.futures.Future:
         agreed = None if agreement is None else agreement.value()[0]
-        sample = early if agreement is None or early is not None else state.sample(
-            index, layout, agreed)
-        if sample is None:
-            ctx = state.context(index, layout, layout.bounds, layout.kept_per_slot,
-                                agreed, step)
-            sent = tier.send(ctx, values)
-            if state.memory is not None:
-                if sent.error is None:
-                    state.memory.drop_bucket(index)
-                else:
-                    state.memory.store_kept(index, layout.slots, layout.kept, sent.error)
-            return sent.future.then(_scatter_back(buffer, layout.kept))
-        scales = sample.scales if sample.scales is not None else agreed
-        chosen = values.index_select(0, sample.chosen)
-        sent = tier.send(state.context(index, layout, sample.bounds, sample.per_slot,
-                                       scales, step), chosen)
-        assert state.memory is not None  # sampling always keeps a residual (see __init__)
-        if sent.error is None:
-            values.index_fill_(0, sample.chosen, 0.0)
-        else:
-            values.index_copy_(0, sample.chosen, sent.error)
-        state.memory.store_kept(index, layout.slots, layout.kept, values)
-        return sent.future.then(_scatter_back(buffer, sample.positions))
+        sample = state.top_chunks(index, layout, agreed) if pick_top_chunks else early
+        sent, residual, positions = _send_share(state, index, tier, layout, values, sample,
+                                                agreed, step)
+        _keep_residual(state, index, layout, residual)
+        return sent.future.then(_scatter_back(buffer, positions))
 
     if agreement is not None and not state.scales_apart:
         agreement.wait()  # one group: issue everything from the hook (see scales_apart)
