@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pactrain.bench import netns
-from pactrain.bench.config import BenchConfig
+from pactrain.bench.config import BenchConfig, Cell
 from pactrain.bench.network import bench_network
 from pactrain.bench.report import (
     REQUIRED_ROW_FIELDS,
@@ -92,6 +92,11 @@ def test_config_refuses_what_cannot_be_measured() -> None:
     with pytest.raises(ValueError, match="unknown optimizer 'adam'; choose one of sgd, adamw"):
         BenchConfig(optimizer="adam")
     assert BenchConfig(optimizer="adamw").optimizer == "adamw"
+    with pytest.raises(ValueError, match="--bucket-cap-mb must be > 0"):
+        BenchConfig(bucket_cap_mb=0)
+    cell = Cell("digits-cnn", "pactrain", "10mbit", 0)
+    assert run_config(BenchConfig(bucket_cap_mb=5), cell).bucket_cap_mb == 5
+    assert run_config(BenchConfig(), cell).bucket_cap_mb is None  # PyTorch's own
     assert BenchConfig(powersgd_rank=2).method_options("powersgd") == {"rank": 2}
     assert BenchConfig(topk_density=0.01).method_options("dgc") == {"density": 0.01}
     assert BenchConfig().method_options("topk") == {}
