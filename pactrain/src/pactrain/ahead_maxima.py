@@ -1,0 +1,71 @@
+"""``topk-ahead``'s chunk maxima, agreed one step before they are used
+(:func:`pactrain.compaction.send_ahead`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from pactrain.compression.compressors import chunk_count
+
+if TYPE_CHECKING:
+    from pactrain.compaction import BucketLayout
+
+
+class AheadMaxima:
+    """``topk-ahead``'s chunk maxima, agreed one step before they are used.
+
+    Each bucket's MAX for the next step is started right after its codes and waited for
+    with them (the bucket's future), so it is in when the next step needs it. Kept per
+    bucket layout while the layout holds; spilled into pieces per parameter name when it
+    changes (DDP's rebuild, a new mask) and for a checkpoint, so a resumed run in another
+    bucket layout picks the same chunks. A parameter whose chunk count changed (a new
+    mask) has no piece: its bucket agrees now, once (:func:`send_ahead`).
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[int, tuple[BucketLayout, torch.futures.Future]] = {}
+        # per parameter name: (mask version it was agreed under, its chunks' maxima)
+        self._pieces: dict[str, tuple[int, torch.Tensor]] = {}
+
+    def remember(self, index: int, layout: BucketLayout,
+                 future: torch.futures.Future) -> None:
+        """Bucket ``index``'s MAX in flight for the next step (its value ``[maxima]``)."""
+        self._pending[index] = (layout, future)
+
+    def take(self, index: int, layout: BucketLayout) -> torch.Tensor | None:
+        """The maxima agreed for this bucket's kept chunks, or ``None`` (none agreed for
+        this layout: the first step, a new mask)."""
+        pending = self._pending.get(index)
+        if pending is not None and pending[0].key == layout.key:
+            return pending[1].value()[0]
+        self._spill()
+        version, pieces = layout.key[-1], []
+        for slot, (start, end) in zip(layout.slots, layout.bounds, strict=True):
+            piece = self._pieces.get(slot.name)
+            if (piece is None or piece[0] != version
+                    or piece[1].numel() != chunk_count(end - start)):
+                return None
+            pieces.append(piece[1])
+        return torch.cat(pieces) if pieces else None
+
+    def _spill(self) -> None:
+        """Every pending bucket's maxima into pieces per parameter name."""
+        for layout, future in self._pending.values():
+            maxima, at = future.wait()[0], 0  # this step's may be in flight (rare: a rebuild)
+            for slot, (start, end) in zip(layout.slots, layout.bounds, strict=True):
+                count = chunk_count(end - start)
+                self._pieces[slot.name] = (layout.key[-1], maxima[at:at + count].clone())
+                at += count
+        self._pending.clear()
+
+    def state_dict(self) -> dict[str, Any]:
+        self._spill()
+        return {"pieces": {name: (version, piece.clone())
+                           for name, (version, piece) in self._pieces.items()}}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self._pending.clear()
+        self._pieces = {name: (int(version), piece.clone())
+                        for name, (version, piece) in state.get("pieces", {}).items()}
