@@ -160,7 +160,7 @@ def test_sampling_needs_a_density_in_range() -> None:
     _, tracker = _pruned_model(0.5)
     with pytest.raises(ValueError, match=r"send_density must be in \(0, 1\]"):
         CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), send_density=1.5)
-    with pytest.raises(ValueError, match="send_select must be one of topk, cyclic"):
+    with pytest.raises(ValueError, match="send_select must be one of topk, topk-ahead, cyclic"):
         CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), send_density=0.1,
                         send_select="random")
 
