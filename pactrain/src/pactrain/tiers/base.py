@@ -43,9 +43,10 @@ class TierContext:
             stochastic tiers call it.
         wants_error: whether the error is kept (error feedback on); when not, a lossy
             tier may return ``error=None`` and skip the passes that form it.
-        scales: the group's MAX of |v| per chunk of the values, when the hook agreed on
-            them already (the top-chunk sample does); the ternary tiers then skip their
-            own round trip.
+        scales: the group's MAX of |v| per chunk of the values, agreed by the hook
+            before it calls the send (for every tier that :attr:`Tier.agrees_scales`, and
+            for the top-chunk sample); ``None`` only outside the hook, where the ternary
+            tiers then agree on them themselves and wait.
     """
 
     comm: Communicator
