@@ -61,6 +61,7 @@ from pactrain.ahead_maxima import AheadMaxima
 from pactrain.compression.communicator import (
     Communicator,
     OrderedLauncher,
+    agree_scales,
     start_agreement,
 )
 from pactrain.compression.compressors import (
@@ -717,8 +718,8 @@ def send_ahead(state: CompactionState, index: int, tier: Tier, buffer: torch.Ten
     state.memory.compensate_kept(index, layout.slots, layout.kept, values)
     agreed = state.ahead.take(index, layout)
     if agreed is None:
-        agreed = start_agreement(state.comm, chunk_abs_max(values, layout.bounds),
-                                 state.scale_group).wait()[0]
+        agreed = agree_scales(state.comm, chunk_abs_max(values, layout.bounds),
+                              state.scale_group)
     step = state.step
     sample = state.top_chunks(index, layout, agreed) if state.chunks_to_agree(layout) else None
     sent, residual, positions = _send_share(state, index, tier, layout, values, sample,
