@@ -7,7 +7,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from pactrain.compaction import CompactionState, compaction_hook, sample_stride
+from pactrain.compaction import CompactionState, chunk_entries, compaction_hook, sample_stride
 from pactrain.compression.compressors import ternary_codes
 from pactrain.masks import MaskTracker
 from pactrain.policy import FixedPolicy
@@ -260,3 +260,20 @@ def test_codes_launched_from_completions_equal_codes_sent_after_waiting(
             assert torch.equal(apart, waited)
     assert all(torch.equal(a, b) for a, b in zip(results[0]["apart"], results[1]["apart"],
                                                  strict=True))
+
+
+@pytest.mark.parametrize("short_rows", [(), (0,), (2,), (5,), (0, 3, 5)])
+def test_chunk_entries_are_each_chunks_positions_in_order(short_rows: tuple[int, ...]) -> None:
+    """The broadcast form of a top-chunk sample's positions equals the per-entry listing,
+    whichever chunks are short (a parameter's last chunk, picked or not)."""
+    chunk = 8
+    lengths = torch.full((6,), chunk, dtype=torch.int64)
+    for row in short_rows:
+        lengths[row] = 1 + row % (chunk - 1)
+    starts = torch.cumsum(lengths, 0) - lengths + 3  # a sample's chunks need not be adjacent
+    starts[4:] += 40
+    expected = torch.cat([torch.arange(int(s), int(s) + int(n))
+                          for s, n in zip(starts, lengths, strict=True)])
+    positions, short = chunk_entries(starts, lengths, chunk)
+    assert torch.equal(positions, expected)
+    assert short == {row: int(lengths[row]) for row in short_rows}

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 class AheadMaxima:
     """``topk-ahead``'s chunk maxima, agreed one step before they are used.
 
-    Each bucket's MAX for the next step is started right after its codes and waited for
-    with them (the bucket's future), so it is in when the next step needs it. Kept per
+    Each bucket's MAX for the next step is started right after its codes; nothing waits
+    for it until the next step's hook for the bucket takes it (by then it has long
+    completed: it was issued a whole step earlier, behind one bucket's codes). Kept per
     bucket layout while the layout holds; spilled into pieces per parameter name when it
     changes (DDP's rebuild, a new mask) and for a checkpoint, so a resumed run in another
     bucket layout picks the same chunks. A parameter whose chunk count changed (a new
@@ -39,7 +40,7 @@ class AheadMaxima:
         this layout: the first step, a new mask)."""
         pending = self._pending.get(index)
         if pending is not None and pending[0].key == layout.key:
-            return pending[1].value()[0]
+            return pending[1].wait()[0]
         self._spill()
         version, pieces = layout.key[-1], []
         for slot, (start, end) in zip(layout.slots, layout.bounds, strict=True):
