@@ -23,7 +23,7 @@ from pactrain.bench.report import (
     validate,
     write_json,
 )
-from pactrain.bench.runner import race_models, run_config
+from pactrain.bench.runner import cpu_model, environment, race_models, run_config
 from pactrain.models import load_builtin_models
 from pactrain.plots import plot_bench
 
@@ -229,3 +229,16 @@ def test_short_runs_print_no_accuracy_and_say_why() -> None:
              "accuracy": 0.9, "samples_per_s": 5.0, "error": None}]
     assert [table_cells(line)[-1] for line in summarize(rows)] == ["(8 steps)", "acc 90.0%"]
     assert metric_hidden(rows) and not metric_hidden(rows[1:])
+
+
+def test_the_environment_names_the_processor_the_numbers_ran_on() -> None:
+    """Two hosts of one class can differ by 20-30%: the JSON says which processor ran."""
+    names = [line.split(":", 1)[1].strip()
+             for line in Path("/proc/cpuinfo").read_text().splitlines()
+             if line.startswith("model name")]
+    if not names:
+        pytest.skip("this kernel's /proc/cpuinfo names no processor model")
+    assert cpu_model() == names[0]
+    with bench_network(2, want_throttle=False) as network:
+        env = environment(BenchConfig(), network)
+    assert env["cpu_model"] == names[0]

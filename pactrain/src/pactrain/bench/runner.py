@@ -245,6 +245,7 @@ def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
         "python": platform.python_version(),
         "kernel": platform.release(),
         "cpus": host_cores(),
+        "cpu_model": cpu_model(),
         "load_avg_1_5_15": list(os.getloadavg()),  # read as the bench ends
         "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "throttled": network.throttled,
@@ -262,6 +263,20 @@ def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
         "payload_bytes": "bytes handed to collectives per rank per step (hook's count)",
         "config": config.to_dict(),
     }
+
+
+def cpu_model() -> str | None:
+    """The host's processor as ``/proc/cpuinfo`` names it (``None`` where it does not).
+
+    Why: runs of this bench on the same shared host class differ by 20-30% when the
+    machine under them changes; the model name tells two such hosts apart."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
 
 
 def _bits(bandwidth: str) -> int:
