@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,42 @@ def test_bench_races_the_named_model_at_every_bandwidth(tmp_path: Path) -> None:
         assert step == curve["reached_step"] and accuracy >= 0.3 and wall > 0
     assert "time to 30.0% test accuracy" in proc.stdout
     assert (tmp_path / "race.png").exists()
+
+
+@pytest.mark.slow
+def test_a_bench_stopped_mid_race_keeps_the_finished_entrants_curves(tmp_path: Path) -> None:
+    """The partial document is rewritten after every race entrant, so a bench killed in the
+    second entrant (a long race at 10 Mbit/s, a lost session) still holds the first curve."""
+    out = tmp_path / "race.json"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pactrain.cli", "bench", "--models", "digits-cnn",
+         "--methods", "dense,fp16", "--workers", "2", "--bandwidth", "50mbit",
+         "--steps", "2", "--warmup-steps", "1", "--no-compute-floor",
+         "--time-to-accuracy", "0.99", "--tta-max-steps", "400", "--tta-eval-every", "20",
+         "--json", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 400
+        first: dict | None = None
+        while first is None and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+            try:
+                document = json.loads(out.read_text())
+            except (OSError, ValueError):  # not written yet, or being written
+                continue
+            if document["curves"]:
+                first = document
+        assert first is not None and proc.poll() is None, "no curve before the bench ended"
+        proc.terminate()
+        stdout, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    document = json.loads(out.read_text())
+    validate(document)
+    assert document["environment"]["partial"] is True
+    assert [c["method"] for c in document["curves"]] == ["dense"], stdout[-2000:]
+    assert len(document["curves"][0]["points"]) >= 2  # evaluated every 20 of its steps
+    if os.geteuid() == 0:  # the stopped bench still removed its namespaces
+        assert not [n for n in netns.list_namespaces() if n.startswith(f"ptnet-{proc.pid}-")]

@@ -54,7 +54,8 @@ class BenchConfig:
         compute_floor: also run ``no-comm`` (gradients stay local, nothing is sent) once
             per repeat at the first bandwidth of each model: the compute floor against
             which the report computes every row's exposed communication per step.
-        run_timeout_s: a run that takes longer is killed and reported as failed.
+        run_timeout_s: a run that takes longer is killed and reported as failed (a race
+            entrant gets its training budget on top: :func:`pactrain.bench.runner.race_timeout_s`).
         seed: model init, data order, stochastic compression.
         optimizer: every run's optimizer (``sgd`` or ``adamw``,
             :mod:`pactrain.train.optimizers`), at each model's default rate for it.

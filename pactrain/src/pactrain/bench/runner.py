@@ -181,7 +181,7 @@ def race_to_accuracy(
     try:
         result = run_training(run, command_prefix_for_rank=network.prefix,
                               master_addr=network.master_addr,
-                              timeout_s=config.run_timeout_s, progress=False)
+                              timeout_s=race_timeout_s(config), progress=False)
     except (WorkerFailedError, TrainingTimeoutError) as err:
         curve.error = str(err)[-2000:]
         return curve
@@ -190,6 +190,19 @@ def race_to_accuracy(
     curve.payload_bytes_per_step = result["payload_bytes_per_step"]
     curve.wire_bytes_per_step = result.get("wire_tx_bytes_per_step")
     return curve
+
+
+def race_timeout_s(config: BenchConfig) -> float:
+    """Seconds before a race entrant is killed: ``run_timeout_s`` for what is not
+    training (start-up, DDP's first broadcast, evaluations) on top of the entrant's
+    training budget ``tta_budget_s``.
+
+    Why not ``run_timeout_s`` alone: at 10 Mbit/s on a slow host a PowerSGD entrant within
+    its 1400 s budget also spends minutes starting (DDP broadcasts the 45 MB model over
+    the shaped link) and evaluating, and a 1800 s timeout killed it with its whole curve
+    (resnet18, 2026-12-07).
+    """
+    return config.run_timeout_s + (config.tta_budget_s or 0.0)
 
 
 def race_line(curve: Curve) -> str:
@@ -288,12 +301,15 @@ def _bits(bandwidth: str) -> int:
 def run_bench(
     config: BenchConfig, want_throttle: bool = True, console: Any = None,
     on_row: Callable[[list[Row]], None] | None = None,
+    on_curve: Callable[[list[Row], list[dict[str, Any]]], None] | None = None,
 ) -> dict[str, Any]:
     """Run the whole grid (and the time-to-accuracy race) with a progress bar.
 
     Returns ``{"rows", "environment", "curves"}`` (see :mod:`pactrain.bench.report`).
     ``on_row(rows_so_far)`` runs after every run, e.g. to save partial results of a long
-    grid. The topology is torn down on return, on Ctrl-C, on SIGTERM and on failure.
+    grid, and ``on_curve(rows, curves_so_far)`` after every race entrant (a race of four
+    entrants takes hours at 10 Mbit/s; a bench stopped in the third keeps the first two
+    curves). The topology is torn down on return, on Ctrl-C, on SIGTERM and on failure.
     """
     from rich.console import Console
     from rich.progress import (
@@ -363,6 +379,8 @@ def run_bench(
                                                  spec.primary_metric)
                         curves.append(curve)
                         console.print(race_line(curve))
+                        if on_curve is not None:
+                            on_curve(add_derived(rows), [vars(c) for c in curves])
                     bar.advance(task)
         env = environment(config, network)
     return {"rows": add_derived(rows), "environment": env,

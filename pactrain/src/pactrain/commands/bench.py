@@ -66,7 +66,9 @@ def bench(
     json_out: str | None = typer.Option(None, "--json", help="Write the rows here."),
     plot: str | None = typer.Option(None, help="Write PNG plots here."),
     no_throttle: bool = typer.Option(False, help="Run on loopback even as root."),
-    run_timeout: float = typer.Option(1800.0, help="Seconds before one run is killed."),
+    run_timeout: float = typer.Option(
+        1800.0, help="Seconds before one run is killed (a race entrant: this plus "
+                     "--tta-budget)."),
     seed: int = typer.Option(0, help="Seed of model init, data and compression."),
     optimizer: str = typer.Option(
         OPTIMIZERS[0], help=f"Every run's optimizer: {', '.join(OPTIMIZERS)} (SGD with "
@@ -132,12 +134,13 @@ def bench(
         )
     except ValueError as err:
         raise typer.BadParameter(str(err)) from None
-    def save_partial(rows: list[dict]) -> None:
-        if json_out:  # a killed bench still leaves what it measured
-            write_json(json_out, rows, {"partial": True, "config": config.to_dict()})
+    def save_partial(rows: list[dict], curves: list[dict] | None = None) -> None:
+        if json_out:  # a killed bench still leaves what it measured, races included
+            write_json(json_out, rows, {"partial": True, "config": config.to_dict()},
+                       curves)
 
     document = run_bench(config, want_throttle=not no_throttle, console=console,
-                         on_row=save_partial)
+                         on_row=save_partial, on_curve=save_partial)
     console.print(rich_table(document["rows"]))
     if metric_hidden(document["rows"]):
         console.print(f"metric: left out of runs under {METRIC_MIN_STEPS} steps (a few steps "
