@@ -232,7 +232,7 @@ def test_short_runs_print_no_accuracy_and_say_why() -> None:
 
 
 def test_the_environment_names_the_processor_the_numbers_ran_on() -> None:
-    """Two hosts of one class can differ by 20-30%: the JSON says which processor ran."""
+    """Two hosts of one class can differ by 60% in CPU time: the JSON says which ran."""
     names = [line.split(":", 1)[1].strip()
              for line in Path("/proc/cpuinfo").read_text().splitlines()
              if line.startswith("model name")]

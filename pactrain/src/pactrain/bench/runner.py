@@ -281,8 +281,9 @@ def environment(config: BenchConfig, network: BenchNetwork) -> dict[str, Any]:
 def cpu_model() -> str | None:
     """The host's processor as ``/proc/cpuinfo`` names it (``None`` where it does not).
 
-    Why: runs of this bench on the same shared host class differ by 20-30% when the
-    machine under them changes; the model name tells two such hosts apart."""
+    Why: two machines of the same shared host class differed by up to 60% in CPU time a
+    step (PowerSGD rank 1 on resnet18: 0.29-0.31 s against 0.41-0.46 s), which moves the
+    ratio of a CPU-bound method to a link-bound one; the model name tells them apart."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
