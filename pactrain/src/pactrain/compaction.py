@@ -44,6 +44,7 @@ Warnings:
   annotations`` in this module.
 """
 
+import itertools
 import logging
 import math
 import statistics
@@ -155,6 +156,32 @@ TOP_CHUNK_SELECTIONS: tuple[str, ...] = ("topk", "topk-ahead")
 #: where |v| > scale/2: biased but contractive, so with error feedback what it rounds
 #: away is sent later, as in EF-SGD, Karimireddy et al., ICML 2019).
 ROUNDINGS: tuple[str, ...] = ("stochastic", "nearest")
+
+
+@dataclass(frozen=True)
+class ChunkTable:
+    """A bucket layout's chunks of kept entries and what each parameter may send of them
+    (:meth:`CompactionState.chunk_table`; cached per layout, whose key carries the mask
+    version that the send ratio follows).
+
+    Attributes:
+        key: the layout's key.
+        starts, lengths: start (in the kept buffer) and length of every chunk, slot after
+            slot (int64; each slot's last chunk may be short).
+        counts: chunks of each slot.
+        budgets: chunks each slot may send per step (:meth:`CompactionState.chunk_budgets`).
+    """
+
+    key: tuple
+    starts: torch.Tensor
+    lengths: torch.Tensor
+    counts: tuple[int, ...]
+    budgets: tuple[int, ...]
+
+    @property
+    def sampled(self) -> bool:
+        """Whether some slot has more chunks than it may send (else all are sent)."""
+        return any(n > b for n, b in zip(self.counts, self.budgets, strict=True))
 
 
 @dataclass(frozen=True)
@@ -320,7 +347,7 @@ class CompactionState:
         check_rounding(rounding, error_feedback)
         self.send_select = send_select
         self.rounding = rounding
-        self._chunk_tables: dict[int, tuple[tuple, torch.Tensor, torch.Tensor]] = {}
+        self._chunk_tables: dict[int, ChunkTable] = {}
         self._send_ratio: tuple[int, float] | None = None
         self.send_density = send_density
         self.comm = comm or Communicator(process_group, observer=policy.observe)
@@ -450,7 +477,7 @@ class CompactionState:
             return kept
         if self.send_select in TOP_CHUNK_SELECTIONS:
             return sum(min(end - start, budget * SCALE_CHUNK) for (start, end), budget
-                       in zip(layout.bounds, self.chunk_budgets(layout), strict=True))
+                       in zip(layout.bounds, self.chunk_table(layout).budgets, strict=True))
         return -(-kept // self.stride(layout))
 
     def stride(self, layout: BucketLayout) -> int:
@@ -474,8 +501,7 @@ class CompactionState:
         entries (top chunks, unless every parameter may send all of its chunks)."""
         if self.send_density is None or self.send_select not in TOP_CHUNK_SELECTIONS:
             return False
-        counts = [chunk_count(end - start) for start, end in layout.bounds]
-        return any(n > b for n, b in zip(counts, self.chunk_budgets(layout), strict=True))
+        return self.chunk_table(layout).sampled
 
     def send_ratio(self) -> float:
         """Share of its kept entries each parameter sends per step under ``send_density``:
@@ -503,22 +529,26 @@ class CompactionState:
         return [max(1, math.ceil(ratio * chunk_count(end - start)))
                 for start, end in layout.bounds]
 
-    def _chunk_table(self, index: int, layout: BucketLayout,
-                     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Start (in the kept buffer) and length of every chunk, slot after slot; cached
-        per layout."""
+    def chunk_table(self, layout: BucketLayout) -> ChunkTable:
+        """The layout's chunks and each parameter's budget of them, cached per layout (per
+        bucket index; the hook asks for it twice a step, in :meth:`chunks_to_agree` and
+        :meth:`top_chunks`)."""
+        index = layout.key[0]
         cached = self._chunk_tables.get(index)
-        if cached is not None and cached[0] == layout.key:
-            return cached[1], cached[2]
+        if cached is not None and cached.key == layout.key:
+            return cached
         starts, lengths = [], []
         for start, end in layout.bounds:
             for at in range(start, end, SCALE_CHUNK):
                 starts.append(at)
                 lengths.append(min(SCALE_CHUNK, end - at))
         device = layout.kept.device
-        table = (torch.tensor(starts, dtype=torch.int64, device=device),
-                 torch.tensor(lengths, dtype=torch.int64, device=device))
-        self._chunk_tables[index] = (layout.key, *table)
+        table = ChunkTable(
+            layout.key, torch.tensor(starts, dtype=torch.int64, device=device),
+            torch.tensor(lengths, dtype=torch.int64, device=device),
+            tuple(chunk_count(end - start) for start, end in layout.bounds),
+            tuple(self.chunk_budgets(layout)))
+        self._chunk_tables[index] = table
         return table
 
     def top_chunks(self, index: int, layout: BucketLayout,
@@ -538,12 +568,10 @@ class CompactionState:
         ``agreed``: the group's MAX of every chunk's max |v| (the hook agrees on it,
         :func:`send_compacted`).
         """
-        budgets = self.chunk_budgets(layout)
-        counts = [chunk_count(end - start) for start, end in layout.bounds]
-        starts, lengths = self._chunk_table(index, layout)
+        table = self.chunk_table(layout)
         device = layout.kept.device
         picked, rows, at = [], [], 0
-        for n, budget in zip(counts, budgets, strict=True):
+        for n, budget in zip(table.counts, table.budgets, strict=True):
             if n <= budget:
                 picked.append(torch.arange(at, at + n, device=device))
             else:
@@ -552,13 +580,14 @@ class CompactionState:
             rows.append(min(n, budget))
             at += n
         ids = torch.cat(picked)
-        chosen, short = chunk_entries(starts[ids], lengths[ids])
-        per_slot, row = [], 0
-        for count in rows:
-            per_slot.append(count * SCALE_CHUNK - sum(SCALE_CHUNK - short[r] for r in short
-                                                      if row <= r < row + count))
-            row += count
-        return Sample(chosen, layout.kept.index_select(0, chosen), tuple(per_slot),
+        lengths = table.lengths[ids]
+        chosen, _ = chunk_entries(table.starts[ids], lengths)
+        # entries sent of each parameter: the lengths of its picked chunks, summed (one
+        # sync for all; a parameter with no kept entry picks no chunk)
+        sums = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)])
+        ends = sums[torch.tensor([0, *itertools.accumulate(rows)], device=device)].tolist()
+        per_slot = tuple(b - a for a, b in itertools.pairwise(ends))
+        return Sample(chosen, layout.kept.index_select(0, chosen), per_slot,
                       segment_bounds(per_slot), agreed.index_select(0, ids))
 
     def cyclic_sample(self, layout: BucketLayout) -> Sample | None:

@@ -257,8 +257,11 @@ def chunk_abs_max(values: torch.Tensor, bounds: Bounds,
     Why chunks restart at every slot (parameter): they are then a function of the
     parameter and its mask only, not of where DDP's bucket layout puts the parameter, so a
     resumed run (which starts in DDP's first, unrebuilt layout) draws the same scales as
-    the uninterrupted one. One ``aminmax`` over a (chunks, chunk) view per slot (a loop
-    over parameters, tens), no copy of the values.
+    the uninterrupted one. One ``amax`` and one ``amin`` over a (chunks, chunk) view per
+    slot (a loop over parameters, tens), no copy of the values. Not ``aminmax(dim=1)``,
+    which gives the same two numbers per chunk: on resnet18's 1.1 M kept entries it took
+    3-4 ms on one thread against 0.2 ms for the pair (measured on an AMD EPYC host), on
+    every bucket of every step.
     """
     out = torch.empty(sum(chunk_count(end - start, chunk) for start, end in bounds),
                       dtype=values.dtype, device=values.device)
@@ -267,8 +270,9 @@ def chunk_abs_max(values: torch.Tensor, bounds: Bounds,
         n = end - start
         full = n // chunk * chunk
         if full:
-            low, high = torch.aminmax(values[start:start + full].view(-1, chunk), dim=1)
-            torch.maximum(high, low.neg_(), out=out[at:at + full // chunk])
+            rows = values[start:start + full].view(-1, chunk)
+            torch.maximum(rows.amax(dim=1), rows.amin(dim=1).neg_(),
+                          out=out[at:at + full // chunk])
             at += full // chunk
         if n > full:
             low, high = torch.aminmax(values[start + full:end])
