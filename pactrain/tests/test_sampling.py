@@ -274,6 +274,42 @@ def test_chunk_entries_are_each_chunks_positions_in_order(short_rows: tuple[int,
     starts[4:] += 40
     expected = torch.cat([torch.arange(int(s), int(s) + int(n))
                           for s, n in zip(starts, lengths, strict=True)])
-    positions, short = chunk_entries(starts, lengths, chunk)
-    assert torch.equal(positions, expected)
-    assert short == {row: int(lengths[row]) for row in short_rows}
+    assert torch.equal(chunk_entries(starts, lengths, chunk), expected)
+
+
+def test_top_chunks_count_each_parameters_entries_sent() -> None:
+    """``per_slot`` and ``bounds`` of a top-chunk sample say how many of the entries sent
+    belong to each parameter: whole chunks, a parameter's short last chunk when picked,
+    and nothing for a parameter with no kept entry (what the codes' scales and draws are
+    laid out by)."""
+    from pactrain.compaction import BucketLayout
+    from pactrain.compression.memory import BucketSlot
+
+    model, tracker = _pruned_model(0.7)
+    state = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("packed"),
+                            error_feedback=True, model=model, send_density=0.05,
+                            send_select="topk")
+    # kept entries per parameter: several chunks with a short last one, none, one short
+    # chunk, whole chunks only
+    sizes = (5 * 256 + 17, 0, 100, 4 * 256)
+    bounds, at = [], 0
+    for size in sizes:
+        bounds.append((at, at + size))
+        at += size
+    layout = BucketLayout(key=(0, at, (), 1), numel=at, kept=torch.arange(at) * 2,
+                          flat_mask=torch.ones(at, dtype=torch.bool),
+                          slots=tuple(BucketSlot(f"p{i}", i, 0, 0, (0,)) for i in range(4)),
+                          kept_per_slot=sizes, bounds=tuple(bounds))
+    table = state.chunk_table(layout)
+    assert table.counts == (6, 0, 1, 4) and table.sampled
+    for seed in range(5):
+        agreed = torch.rand(sum(table.counts), generator=torch.Generator().manual_seed(seed))
+        agreed[5] = 2.0  # the first parameter's short last chunk wins on some draws
+        sample = state.top_chunks(layout, agreed)
+        counted = tuple(int(((sample.chosen >= a) & (sample.chosen < b)).sum())
+                        for a, b in bounds)
+        assert sample.per_slot == counted
+        assert sample.chosen.unique().numel() == sample.chosen.numel()
+        assert torch.equal(sample.positions, layout.kept[sample.chosen])
+        assert sample.bounds[-1][1] == sample.chosen.numel()
+        assert counted[1] == 0 and counted[2] == 100

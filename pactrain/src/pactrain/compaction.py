@@ -257,9 +257,9 @@ def sample_phase(seed: int, parameter: int) -> int:
 
 
 def chunk_entries(starts: torch.Tensor, lengths: torch.Tensor,
-                  chunk: int = SCALE_CHUNK) -> tuple[torch.Tensor, dict[int, int]]:
+                  chunk: int = SCALE_CHUNK) -> torch.Tensor:
     """The positions of the entries of chunks starting at ``starts`` with ``lengths``
-    (each at most ``chunk``), chunk after chunk, and ``{row: length}`` of the short ones.
+    (each at most ``chunk``), chunk after chunk.
 
     Why this shape: a top-chunk sample is whole chunks but the last of a parameter, so
     the positions are one broadcast add, ``starts x 1 + arange(chunk)``, with the few
@@ -267,18 +267,16 @@ def chunk_entries(starts: torch.Tensor, lengths: torch.Tensor,
     (a cumulative sum and two ``repeat_interleave`` over the entries sent) it took 8x
     longer, about 4 ms a step per worker on resnet18's 0.5 M entries sent.
     """
-    grid = starts.unsqueeze(1) + torch.arange(chunk, device=starts.device)
-    flat = grid.view(-1)
-    short = {row: int(lengths[row])
-             for row in (lengths < chunk).nonzero().flatten().tolist()}
+    flat = (starts.unsqueeze(1) + torch.arange(chunk, device=starts.device)).view(-1)
+    short = (lengths < chunk).nonzero().flatten().tolist()
     if not short:
-        return flat, short
+        return flat
     pieces, row = [], 0
-    for short_row, length in short.items():
-        pieces.append(flat[row * chunk:short_row * chunk + length])
+    for short_row in short:
+        pieces.append(flat[row * chunk:short_row * chunk + int(lengths[short_row])])
         row = short_row + 1
     pieces.append(flat[row * chunk:])
-    return torch.cat(pieces), short
+    return torch.cat(pieces)
 
 
 class CompactionState:
@@ -551,8 +549,7 @@ class CompactionState:
         self._chunk_tables[index] = table
         return table
 
-    def top_chunks(self, index: int, layout: BucketLayout,
-                   agreed: torch.Tensor) -> Sample:
+    def top_chunks(self, layout: BucketLayout, agreed: torch.Tensor) -> Sample:
         """Agreed top-k inside the mask, by chunks: each parameter sends the
         :meth:`chunk_budgets` chunks of its kept entries with the largest group-wide max
         |v| (values with their residual), and the rest waits in the residual.
@@ -562,8 +559,8 @@ class CompactionState:
         entries, waited for here), so every rank picks the same chunks and still no index
         travels; an entry's residual grows until its chunk's max wins, so none starves.
         Per entry agreement (ARC-Top-k, arXiv 2510.26709, agrees by a sketch) would cost
-        more bytes than it saves at these densities. Cost per step: one ``aminmax`` pass
-        (as the ternary scales), one ``topk`` per parameter over its chunks (a few
+        more bytes than it saves at these densities. Cost per step: one pass of chunk
+        maxima (as the ternary scales), one ``topk`` per parameter over its chunks (a few
         thousand), one broadcast add over the entries sent (:func:`chunk_entries`).
         ``agreed``: the group's MAX of every chunk's max |v| (the hook agrees on it,
         :func:`send_compacted`).
@@ -581,7 +578,7 @@ class CompactionState:
             at += n
         ids = torch.cat(picked)
         lengths = table.lengths[ids]
-        chosen, _ = chunk_entries(table.starts[ids], lengths)
+        chosen = chunk_entries(table.starts[ids], lengths)
         # entries sent of each parameter: the lengths of its picked chunks, summed (one
         # sync for all; a parameter with no kept entry picks no chunk)
         sums = torch.cat([lengths.new_zeros(1), lengths.cumsum(0)])
@@ -778,7 +775,7 @@ def send_ahead(state: CompactionState, index: int, tier: Tier, buffer: torch.Ten
         agreed = agree_scales(state.comm, chunk_abs_max(values, layout.bounds),
                               state.scale_group)
     step = state.step
-    sample = state.top_chunks(index, layout, agreed) if state.chunks_to_agree(layout) else None
+    sample = state.top_chunks(layout, agreed) if state.chunks_to_agree(layout) else None
     sent, residual, positions = _send_share(state, index, tier, layout, values, sample,
                                             agreed, step)
     _keep_residual(state, index, layout, residual)
@@ -882,7 +879,7 @@ def send_compacted(state: CompactionState, index: int, tier: Tier, buffer: torch
 
     def launch() -> torch.futures.Future:
         agreed = None if agreement is None else agreement.value()[0]
-        sample = state.top_chunks(index, layout, agreed) if pick_top_chunks else early
+        sample = state.top_chunks(layout, agreed) if pick_top_chunks else early
         sent, residual, positions = _send_share(state, index, tier, layout, values, sample,
                                                 agreed, step)
         _keep_residual(state, index, layout, residual)

@@ -66,6 +66,30 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_loops_ddp_settings_change_no_number(tmp_path: Path) -> None:
+    """Why the loop departs from DDP's defaults (no buffer broadcast at every forward,
+    gradients as bucket views): BatchNorm normalises training batches by their own
+    statistics and rank 0 (which evaluates and saves) never receives the broadcast, and a
+    view holds the same numbers as a copy; so weights, running statistics and accuracy
+    are the same bit for bit, and only the wire and the CPU carry less."""
+    settings = {"ddp-defaults": dict(broadcast_buffers=True, gradient_as_bucket_view=False),
+                "no-broadcast": dict(broadcast_buffers=False, gradient_as_bucket_view=False),
+                "loop-defaults": {}}
+    results = {name: run_training(
+        _config(tmp_path, "pactrain-fp32", name, model="resnet18", steps=4, batch_size=4,
+                warmup_steps=1, sparsity=0.5, **overrides),
+        progress=False, timeout_s=300) for name, overrides in settings.items()}
+    reference = _weights(tmp_path / "ddp-defaults.pt")
+    assert any("running_var" in k for k in reference)  # the model has the buffers in question
+    for name in ("no-broadcast", "loop-defaults"):
+        weights = _weights(tmp_path / f"{name}.pt")
+        assert weights.keys() == reference.keys()
+        assert all(torch.equal(weights[k], reference[k]) for k in reference), name
+        assert results[name]["final_test_accuracy"] == results["ddp-defaults"][
+            "final_test_accuracy"]
+
+
+@pytest.mark.slow
 def test_a_failing_worker_surfaces_its_traceback(tmp_path: Path) -> None:
     config = _config(tmp_path, "dense", "bad", model="no-such-model", checkpoint=None)
     with pytest.raises(WorkerFailedError, match="unknown model 'no-such-model'"):

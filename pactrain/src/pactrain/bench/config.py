@@ -60,6 +60,10 @@ class BenchConfig:
         optimizer: every run's optimizer (``sgd`` or ``adamw``,
             :mod:`pactrain.train.optimizers`), at each model's default rate for it.
         bucket_cap_mb: every run's DDP bucket size (``None``: PyTorch's 25 MB).
+        gradient_as_bucket_view: every run's gradients are views of DDP's buckets
+            (:class:`pactrain.train.config.RunConfig`).
+        broadcast_buffers: every run broadcasts rank 0's buffers at each forward (off:
+            :class:`pactrain.train.config.RunConfig` says why that changes no number).
     """
 
     models: list[str] = field(default_factory=lambda: ["digits-cnn", "resnet18"])
@@ -90,6 +94,8 @@ class BenchConfig:
     seed: int = 0
     optimizer: str = "sgd"
     bucket_cap_mb: float | None = None
+    gradient_as_bucket_view: bool = True
+    broadcast_buffers: bool = False
 
     def __post_init__(self) -> None:
         from pactrain.names import check_optimizer

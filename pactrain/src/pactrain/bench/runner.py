@@ -38,7 +38,8 @@ def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
         optimizer=config.optimizer, warmup_steps=config.warmup_steps, prune_start=0.0,
         prune_end=0.0,
         method_options=config.method_options(cell.method), timeout_s=config.run_timeout_s,
-        bucket_cap_mb=config.bucket_cap_mb,
+        bucket_cap_mb=config.bucket_cap_mb, broadcast_buffers=config.broadcast_buffers,
+        gradient_as_bucket_view=config.gradient_as_bucket_view,
     )
     for key, value in overrides.items():
         setattr(base, key, value)

@@ -75,6 +75,13 @@ def bench(
         "momentum, or AdamW), each at the model's default rate for it."),
     bucket_cap_mb: float | None = typer.Option(
         None, help="Every run's DDP bucket size in MB (default: PyTorch's 25)."),
+    gradient_as_bucket_view: bool = typer.Option(
+        True, help="Every run's gradients are views of DDP's buckets (no copy into the "
+                   "buckets and back each step; the same numbers)."),
+    broadcast_buffers: bool = typer.Option(
+        False, help="Every run broadcasts rank 0's buffers (BatchNorm statistics) at each "
+                    "forward, as DDP does by default (off: synced once at start-up; no "
+                    "number the bench reports changes, the wire carries less)."),
     data_dir: Path | None = typer.Option(
         None, help="Folder of a model's dataset files (Fashion-MNIST's four IDX files); "
                    "default $PACTRAIN_DATA, else /usr/share/datasets/fashion-mnist."),
@@ -130,7 +137,8 @@ def bench(
             tta_prune_end=tta_prune_end, tta_prune_initial=tta_prune_initial,
             compute_floor=compute_floor,
             run_timeout_s=run_timeout, seed=seed, optimizer=optimizer,
-            bucket_cap_mb=bucket_cap_mb,
+            bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
+            gradient_as_bucket_view=gradient_as_bucket_view,
         )
     except ValueError as err:
         raise typer.BadParameter(str(err)) from None

@@ -72,8 +72,13 @@ def train(
     bucket_cap_mb: float | None = typer.Option(
         None, min=0.0001, help="DDP bucket size in MB (default: PyTorch's, 25 MB after a "
                                "first bucket of 1 MiB; any value makes every bucket that size)."),
+    gradient_as_bucket_view: bool = typer.Option(
+        True, help="Gradients are views of DDP's buckets (no copy into the buckets and "
+                   "back each step; the same numbers)."),
     broadcast_buffers: bool = typer.Option(
-        True, help="DDP broadcasts rank 0's buffers (BatchNorm statistics) every forward."),
+        False, help="DDP broadcasts rank 0's buffers (BatchNorm statistics) at every forward "
+                    "(off: they are synced once at start-up; rank 0, which evaluates and "
+                    "saves, computes the same either way)."),
     error_feedback: bool | None = typer.Option(
         None, "--error-feedback/--no-error-feedback",
         help="Residuals for lossy compression (default: the method's own: off for PacTrain's "
@@ -153,6 +158,7 @@ def train(
         seed=seed, batch_size=batch_size, optimizer=optimizer, lr=lr,
         accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
+        gradient_as_bucket_view=gradient_as_bucket_view,
         error_feedback=error_feedback,
         json_out=json_out if json_out not in (None, "-") else None,
         timeout_s=collective_timeout, backend=backend,

@@ -165,8 +165,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         gradient_as_bucket_view=config.gradient_as_bucket_view,
         # unset keeps DDP's small first bucket (RunConfig.bucket_cap_mb says why)
         **({} if config.bucket_cap_mb is None else {"bucket_cap_mb": config.bucket_cap_mb}),
-        # torch 2.13 deprecates passing it (a FutureWarning); only the non-default is sent
-        **({} if config.broadcast_buffers else {"broadcast_buffers": False}),
+        # buffers are still synced once here; RunConfig.broadcast_buffers says why not per step
+        forward_sync_buffers=config.broadcast_buffers,
     )
     method = method_spec.factory(None, ddp, method_config(config, rank, world_size), tracker)
     share_control(method, tracker)
