@@ -7,7 +7,13 @@ from pathlib import Path
 
 import typer
 
-from pactrain.commands.train import check_methods, check_send_options, require_data
+from pactrain.commands.train import (
+    BROADCAST_BUFFERS_HELP,
+    BUCKET_VIEW_HELP,
+    check_methods,
+    check_send_options,
+    require_data,
+)
 from pactrain.names import OPTIMIZERS
 
 
@@ -75,13 +81,8 @@ def bench(
         "momentum, or AdamW), each at the model's default rate for it."),
     bucket_cap_mb: float | None = typer.Option(
         None, help="Every run's DDP bucket size in MB (default: PyTorch's 25)."),
-    gradient_as_bucket_view: bool = typer.Option(
-        True, help="Every run's gradients are views of DDP's buckets (no copy into the "
-                   "buckets and back each step; the same numbers)."),
-    broadcast_buffers: bool = typer.Option(
-        False, help="Every run broadcasts rank 0's buffers (BatchNorm statistics) at each "
-                    "forward, as DDP does by default (off: synced once at start-up; no "
-                    "number the bench reports changes, the wire carries less)."),
+    gradient_as_bucket_view: bool = typer.Option(True, help=BUCKET_VIEW_HELP),
+    broadcast_buffers: bool = typer.Option(False, help=BROADCAST_BUFFERS_HELP),
     data_dir: Path | None = typer.Option(
         None, help="Folder of a model's dataset files (Fashion-MNIST's four IDX files); "
                    "default $PACTRAIN_DATA, else /usr/share/datasets/fashion-mnist."),

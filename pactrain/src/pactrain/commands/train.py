@@ -9,6 +9,15 @@ import typer
 
 from pactrain.names import METHOD_NAMES, MODEL_NAMES, OPTIMIZERS, PRUNE_SCOPES, check_optimizer
 
+#: ``--[no-]gradient-as-bucket-view`` of ``pactrain train`` and ``pactrain bench``
+BUCKET_VIEW_HELP = ("Gradients are views of DDP's buckets (no copy into the buckets and back "
+                    "each step; the same numbers).")
+#: ``--[no-]broadcast-buffers`` of both
+BROADCAST_BUFFERS_HELP = (
+    "DDP broadcasts rank 0's buffers (BatchNorm statistics) at every forward, its own "
+    "default (off: synced once at start-up; rank 0, which evaluates and saves, computes "
+    "the same either way, and the wire carries less).")
+
 
 def check_send_options(method: str, send_density: float | None, send_select: str,
                        rounding: str = "stochastic",
@@ -72,13 +81,8 @@ def train(
     bucket_cap_mb: float | None = typer.Option(
         None, min=0.0001, help="DDP bucket size in MB (default: PyTorch's, 25 MB after a "
                                "first bucket of 1 MiB; any value makes every bucket that size)."),
-    gradient_as_bucket_view: bool = typer.Option(
-        True, help="Gradients are views of DDP's buckets (no copy into the buckets and "
-                   "back each step; the same numbers)."),
-    broadcast_buffers: bool = typer.Option(
-        False, help="DDP broadcasts rank 0's buffers (BatchNorm statistics) at every forward "
-                    "(off: they are synced once at start-up; rank 0, which evaluates and "
-                    "saves, computes the same either way)."),
+    gradient_as_bucket_view: bool = typer.Option(True, help=BUCKET_VIEW_HELP),
+    broadcast_buffers: bool = typer.Option(False, help=BROADCAST_BUFFERS_HELP),
     error_feedback: bool | None = typer.Option(
         None, "--error-feedback/--no-error-feedback",
         help="Residuals for lossy compression (default: the method's own: off for PacTrain's "
