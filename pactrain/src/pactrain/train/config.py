@@ -42,11 +42,11 @@ class RunConfig:
         broadcast_buffers: DDP's ``forward_sync_buffers``: rank 0 broadcasts every
             buffer (BatchNorm's running statistics) at each forward. Off by default (DDP's
             own default is on) because it costs every method a blocking broadcast at the
-            start of every step (resnet18: 78 KB, 62 ms of a 10 Mbit/s link, outside
-            any comm hook) and changes nothing that is computed or measured: BatchNorm in training
-            mode normalises by the batch's own statistics, the running ones are read only
-            by evaluation, which rank 0 does with its own (which the broadcast never
-            overwrites), and checkpoints are rank 0's. DDP still syncs buffers once at
+            start of every step (resnet18: 78 KB, 62 ms of a 10 Mbit/s link, outside any
+            comm hook) and changes nothing that is computed or measured: BatchNorm in
+            training mode normalises by the batch's own statistics, the running ones are
+            read only by evaluation, which rank 0 does with its own (which the broadcast
+            never overwrites), and checkpoints are rank 0's. DDP still syncs buffers once at
             start-up, so a resumed run starts from rank 0's everywhere either way.
         prune_start, prune_end: fractions of ``steps`` where the pruning schedule runs.
         prune_frequency: steps between mask updates (``None``: about 10 updates).
