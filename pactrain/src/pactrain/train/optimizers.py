@@ -28,11 +28,29 @@ def default_lr(optimizer: str, sgd_lr: float, adamw_lr: float) -> float:
     return sgd_lr if optimizer == "sgd" else adamw_lr
 
 
+#: Devices with a fused SGD kernel in torch 2.13 (``torch.optim.SGD(fused=True)``).
+FUSED_SGD_DEVICES = frozenset({"cpu", "cuda"})
+
+
 def build_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float,
                     momentum: float, weight_decay: float) -> torch.optim.Optimizer:
     """``torch.optim.SGD`` (with ``momentum``) or ``torch.optim.AdamW`` (its default betas;
-    ``momentum`` does not apply), both with ``weight_decay``."""
+    ``momentum`` does not apply), both with ``weight_decay``.
+
+    SGD runs its fused kernel where every parameter's device has one: on CPU, torch's
+    default is a Python loop over the parameters (``foreach`` is a CUDA default only), which
+    took 12.3 ms a step on fashion-resnet18 against the fused kernel's 7.7 ms (one thread),
+    and on a CPU-bound worker every millisecond is the step's. Without weight decay (every
+    run's default) the fused update is the loop's arithmetic, bit for bit; with it, the
+    decay is added with one rounding fewer (``tests/test_optimizers.py`` checks both).
+    AdamW keeps torch's default: its fused kernel rounds differently (2e-7 after five
+    steps), which would move every AdamW result recorded so far.
+    """
     check_optimizer(name)
+    params = list(params)
     if name == "sgd":
-        return torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
+        fused = all(p.device.type in FUSED_SGD_DEVICES and p.is_floating_point()
+                    for p in params) or None
+        return torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay,
+                               fused=fused)
     return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
