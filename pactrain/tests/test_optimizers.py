@@ -33,11 +33,9 @@ def test_sgd_is_fused_on_cpu_and_takes_the_loops_steps(weight_decay: float) -> N
                                                   weight_decay=weight_decay))
     loop = _train(lambda params: torch.optim.SGD(params, lr=0.05, momentum=0.9,
                                                  weight_decay=weight_decay, foreach=False))
-    if weight_decay == 0.0:  # the races' setting: the same numbers, bit for bit
-        assert all(torch.equal(a, b) for a, b in zip(fused, loop, strict=True))
-    else:  # the fused kernel adds the decay with one rounding fewer
-        assert all(torch.allclose(a, b, rtol=0, atol=1e-6)
-                   for a, b in zip(fused, loop, strict=True))
+    # The same update to within rounding: the fused kernel does not always round as the
+    # loop does (docs/pactrain-core.md, "Optimizer"), so no bit-for-bit claim is made.
+    assert all(torch.allclose(a, b, rtol=0, atol=1e-6) for a, b in zip(fused, loop, strict=True))
     untrained = next(get_model("digits-cnn").build(0).parameters())
     assert not torch.equal(fused[0], untrained)  # the steps moved the weights
 

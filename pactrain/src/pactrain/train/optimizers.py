@@ -40,11 +40,14 @@ def build_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float,
     SGD runs its fused kernel where every parameter's device has one: on CPU, torch's
     default is a Python loop over the parameters (``foreach`` is a CUDA default only), which
     took 12.3 ms a step on fashion-resnet18 against the fused kernel's 7.7 ms (one thread),
-    and on a CPU-bound worker every millisecond is the step's. Without weight decay (every
-    run's default) the fused update is the loop's arithmetic, bit for bit; with it, the
-    decay is added with one rounding fewer (``tests/test_optimizers.py`` checks both).
-    AdamW keeps torch's default: its fused kernel rounds differently (2e-7 after five
-    steps), which would move every AdamW result recorded so far.
+    and on a CPU-bound worker every millisecond is the step's (the 10 Mbit/s race's packed
+    entrant stepped 2.3% faster). The fused kernel does the same update but does not always
+    round as the loop does: bit-identical in the unit test and in a 25-step packed run,
+    yet four-worker PowerSGD runs and the race's curves moved (docs/pactrain-core.md,
+    "Optimizer"). Every run of this code still repeats and resumes bit-identically, and
+    ``pactrain-fp32`` still equals ``dense``; results recorded before the switch are not
+    reproduced step for step. AdamW keeps torch's default kernel: its fused one differs by
+    2e-7 after five steps on random tensors.
     """
     check_optimizer(name)
     params = list(params)
