@@ -42,8 +42,8 @@ def build_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float,
     took 12.3 ms a step on fashion-resnet18 against the fused kernel's 7.7 ms (one thread),
     and on a CPU-bound worker every millisecond is the step's (the 10 Mbit/s race's packed
     entrant stepped 2.3% faster). The fused kernel does the same update but does not always
-    round as the loop does: bit-identical in the unit test and in a 25-step packed run,
-    yet four-worker PowerSGD runs and the race's curves moved (docs/pactrain-core.md,
+    round as the loop does: bit-identical on digits-cnn (4 steps) and in a 25-step packed
+    run, yet four-worker PowerSGD runs and the race's curves moved (docs/pactrain-core.md,
     "Optimizer"). Every run of this code still repeats and resumes bit-identically, and
     ``pactrain-fp32`` still equals ``dense``; results recorded before the switch are not
     reproduced step for step. AdamW keeps torch's default kernel: its fused one differs by
