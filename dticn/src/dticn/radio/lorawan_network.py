@@ -19,7 +19,13 @@ import numpy as np
 
 from dticn.energy.model import EnergyMeter
 from dticn.energy.profiles import Activity, EnergyProfile, load_energy_profile
-from dticn.mac.lorawan import ClassADevice, ClassBDevice, LorawanGateway, Uplink
+from dticn.mac.lorawan import (
+    ClassADevice,
+    ClassBDevice,
+    ClassBGateway,
+    LorawanGateway,
+    Uplink,
+)
 from dticn.mac.lorawan_config import LorawanConfig, data_rate
 from dticn.mac.platform import MacEvent
 from dticn.phy.airtime import LoRaParams
@@ -97,14 +103,17 @@ class LorawanNetwork:
                              rng=np.random.default_rng([s.seed, 424242]))
         self.medium.observers.append(self._medium_event)
         gw_radio = CoordinatorRadio(GATEWAY, self.kernel, self.medium, s.sf, s.tx_power_dbm)
-        self.gateway = LorawanGateway(
-            GATEWAY, self.kernel, gw_radio,
-            DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle, rule="window"),
-            ctx.config, ctx.phy, ctx.uplink_channels, ctx.rx2_channel)
-        self.gateway.on_uplink = self._gateway_rx
         class_b = s.mac == "lorawan-b"
-        if class_b:
-            self.gateway.start_beacons()
+        gateway_args = (GATEWAY, self.kernel, gw_radio,
+                        DutyCycleTracker(ctx.plan, enforce=s.enforce_duty_cycle,
+                                         rule="window"),
+                        ctx.config, ctx.phy, ctx.uplink_channels, ctx.rx2_channel)
+        class_b_gateway = ClassBGateway(*gateway_args) if class_b else None
+        self.gateway: LorawanGateway = (class_b_gateway if class_b_gateway is not None
+                                        else LorawanGateway(*gateway_args))
+        self.gateway.on_uplink = self._gateway_rx
+        if class_b_gateway is not None:
+            class_b_gateway.start_beacons()
         self.medium.attach(GATEWAY, self.gateway, always=True)
         self.devices: dict[int, ClassADevice] = {}
         self.meters: dict[int, EnergyMeter] = {}
@@ -123,8 +132,8 @@ class LorawanNetwork:
                    if class_b else ClassADevice(*args, confirmed=s.confirmed,
                                                 report_s=report_s))
             dev.observers.append(self._device_event)
-            if class_b:
-                self.gateway.class_b.add(i)
+            if class_b_gateway is not None:
+                class_b_gateway.class_b.add(i)
             self.medium.attach(i, radio)
             self.devices[i] = dev
             self.meters[i] = meter
