@@ -5,6 +5,8 @@ read by :mod:`dticn.mac.lorawan_config`).
 One module per part:
 
 * :mod:`~dticn.mac.lorawan.messages`: the frames on air (uplink, downlink) and the counters;
+* :mod:`~dticn.mac.lorawan.end`: what the device and the gateway share (clock, duty cycle,
+  channels, payload limit, reporting);
 * :mod:`~dticn.mac.lorawan.rx_window`: the one receive window every device window uses
   (RX1, RX2, the beacon window, the ping slots);
 * :mod:`~dticn.mac.lorawan.class_a`: the class A device (ALOHA uplinks, RX1/RX2,
@@ -40,6 +42,7 @@ from dticn.mac.lorawan.class_b import (
     next_ping_slot,
     ping_slot_times,
 )
+from dticn.mac.lorawan.end import LorawanEnd
 from dticn.mac.lorawan.messages import DeviceCounters, Downlink, GatewayCounters, Uplink
 from dticn.mac.lorawan.network_server import LorawanGateway
 from dticn.mac.lorawan.rx_window import ReceiveWindow
@@ -57,6 +60,7 @@ __all__ = [
     "DeviceCounters",
     "Downlink",
     "GatewayCounters",
+    "LorawanEnd",
     "LorawanGateway",
     "ReceiveWindow",
     "Uplink",

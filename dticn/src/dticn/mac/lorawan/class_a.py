@@ -22,12 +22,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from dticn.mac.endpoint import MacReporter
 from dticn.mac.frames import RxMeta
+from dticn.mac.lorawan.end import LorawanEnd
 from dticn.mac.lorawan.messages import DeviceCounters, Downlink, Uplink
 from dticn.mac.lorawan.rx_window import ReceiveWindow
 from dticn.mac.lorawan_config import LorawanConfig
-from dticn.mac.platform import MacObserver, MacRequest, Status
+from dticn.mac.platform import MacRequest, Status
 from dticn.phy.airtime import LoRaParams, time_on_air
 from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.medium import Transmission
@@ -35,14 +35,12 @@ from dticn.phy.radio import SimRadio
 from dticn.sim.kernel import EventKernel
 
 
-class ClassADevice(MacReporter):
+class ClassADevice(LorawanEnd):
     """One LoRaWAN class A end device (module docstring).
 
     ``report_s``: send an empty uplink when nothing went up for this long (None: never;
     pure sensors need none, a node that answers Interests does).
     """
-
-    QUEUE_FULL_EVENT = "drop"
 
     def __init__(self, address: int, gateway: int, kernel: EventKernel, radio: SimRadio,
                  duty: DutyCycleTracker, config: LorawanConfig, phy: LoRaParams,
@@ -50,15 +48,9 @@ class ClassADevice(MacReporter):
                  confirmed: bool = False, report_s: float | None = None) -> None:
         if report_s is not None and report_s <= 0:
             raise ValueError(f"report_s={report_s}: give a positive keep-alive period")
-        self.address = address
+        super().__init__(address, kernel, duty, config, phy, uplink_channels, rx2_channel)
         self.gateway = gateway
-        self.kernel = kernel
         self.radio = radio
-        self.duty = duty
-        self.cfg = config
-        self.phy = phy
-        self.uplink_channels = uplink_channels
-        self.rx2_channel = rx2_channel
         self.rng = rng
         self.confirmed = confirmed
         self.report_s = report_s
@@ -80,17 +72,9 @@ class ClassADevice(MacReporter):
         self.radio.on_frame = self._on_frame
         #: ``fn(src, payload, RxMeta)`` for every downlink that carries a payload.
         self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None
-        #: :class:`MacEvent` kinds: "tx" (detail attempt, airtime_s, empty), "delivered"
-        #: (ACKed, or an unconfirmed uplink sent), "failed" (no ACK), "drop" (queue full).
-        self.observers: list[MacObserver] = []
-
-    def _now(self) -> float:
-        return self.kernel.now()
-
-    @property
-    def max_payload(self) -> int:
-        """Largest payload of one uplink at this device's data rate."""
-        return self.cfg.max_payload(self.phy.sf)
+        # observers see :class:`MacEvent` kinds "tx" (detail attempt, airtime_s, empty),
+        # "delivered" (ACKed, or an unconfirmed uplink sent), "failed" (no ACK) and
+        # "drop" (queue full)
 
     def start(self) -> None:
         """Start the keep-alive (``report_s``), at a random phase so devices spread."""
@@ -107,12 +91,7 @@ class ClassADevice(MacReporter):
         if dest != self.gateway:
             raise ValueError(f"a class A device sends to its gateway ({self.gateway}), "
                              f"not {dest}")
-        if len(payload) > self.max_payload:
-            raise ValueError(f"payload of {len(payload)} bytes exceeds LoRaWAN's "
-                             f"{self.max_payload}-byte maximum at SF{self.phy.sf}; fragment "
-                             "above the MAC (NDNLPv2)")
-        req = MacRequest(dest, bytes(payload), slot, self.kernel.now(), on_result,
-                         context=context)
+        req = self._request(dest, payload, slot, on_result, context, "maximum")
         if len(self.queue) >= self.cfg.queue_limit:
             self.counters.queue_drops += 1
             self._finish(req, Status.QUEUE_FULL)

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dticn.mac.endpoint import MacReporter
 from dticn.mac.frames import RxMeta
+from dticn.mac.lorawan.end import LorawanEnd
 from dticn.mac.lorawan.messages import Downlink, GatewayCounters, Uplink
 from dticn.mac.lorawan.rx_window import RELEASE_PRIORITY
 from dticn.mac.lorawan_config import LorawanConfig
-from dticn.mac.platform import MacObserver, MacRequest, Status
+from dticn.mac.platform import MacRequest, Status
 from dticn.phy.airtime import LoRaParams, time_on_air
 from dticn.phy.dutycycle import DutyCycleTracker
 from dticn.phy.medium import Transmission
@@ -41,22 +41,14 @@ class _Reception:
     lost_half_duplex: bool = False
 
 
-class LorawanGateway(MacReporter):
+class LorawanGateway(LorawanEnd):
     """The gateway and its network server (module docstring); the medium's listener."""
-
-    QUEUE_FULL_EVENT = "drop"
 
     def __init__(self, address: int, kernel: EventKernel, radio: CoordinatorRadio,
                  duty: DutyCycleTracker, config: LorawanConfig, phy: LoRaParams,
                  uplink_channels: int, rx2_channel: int) -> None:
-        self.address = address
-        self.kernel = kernel
+        super().__init__(address, kernel, duty, config, phy, uplink_channels, rx2_channel)
         self.radio = radio
-        self.duty = duty
-        self.cfg = config
-        self.phy = phy
-        self.uplink_channels = uplink_channels
-        self.rx2_channel = rx2_channel
         self.counters = GatewayCounters()
         self._locked: dict[tuple[int, int, float], _Reception] = {}
         self._downlinks: list[tuple[float, float]] = []     # scheduled (start, end)
@@ -70,24 +62,14 @@ class LorawanGateway(MacReporter):
         self.on_uplink: Callable[[Uplink, float], None] | None = None
         #: ``fn(src, payload, RxMeta)`` for every new uplink that carries a payload.
         self.on_receive: Callable[[int, bytes, RxMeta], Any] | None = None
-        #: :class:`MacEvent` "tx" for every downlink carrying a payload (detail airtime_s,
-        #: window), "delivered" when it went out.
-        self.observers: list[MacObserver] = []
+        # observers see :class:`MacEvent` "tx" for every downlink carrying a payload
+        # (detail airtime_s, channel, sf), "delivered" when it went out, "drop" (queue full)
         self._ack_params = {sf: LoRaParams(sf=sf, bw_hz=phy.bw_hz, cr=phy.cr,
                                            preamble=phy.preamble, crc=False)
                             for sf in range(7, 13)}
         #: Class B's beacons (:class:`~dticn.mac.lorawan.class_b.ClassBGateway`); none here.
         self.beacon_toa_s = 0.0
         self.beacons_sent = 0
-
-    def _now(self) -> float:
-        return self.kernel.now()
-
-    @property
-    def max_payload(self) -> int:
-        """Largest downlink payload: RX1's limit at the network's data rate (a frame above
-        RX2's 51 bytes waits for an RX1 it fits)."""
-        return self.cfg.max_payload(self.phy.sf)
 
     def downlink_airtime(self, payload_bytes: int, sf: int | None = None) -> float:
         """Time on air of a downlink carrying ``payload_bytes`` (RX1 at the network's SF)."""
@@ -104,12 +86,7 @@ class LorawanGateway(MacReporter):
              context: Any = None) -> MacRequest:
         """Queue ``payload`` for device ``dest``'s next receive window (``slot`` ignored:
         class A has only the windows after its uplinks); QUEUE_FULL beyond the limit."""
-        if len(payload) > self.max_payload:
-            raise ValueError(f"payload of {len(payload)} bytes exceeds LoRaWAN's "
-                             f"{self.max_payload}-byte RX1 maximum at SF{self.phy.sf}; "
-                             "fragment above the MAC (NDNLPv2)")
-        req = MacRequest(dest, bytes(payload), slot, self.kernel.now(), on_result,
-                         context=context)
+        req = self._request(dest, payload, slot, on_result, context, "RX1 maximum")
         queue = self.downlink_queues.setdefault(dest, deque())
         if len(queue) >= self.cfg.queue_limit:
             self.counters.downlink_queue_drops += 1
