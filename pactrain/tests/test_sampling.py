@@ -313,3 +313,51 @@ def test_top_chunks_count_each_parameters_entries_sent() -> None:
         assert torch.equal(sample.positions, layout.kept[sample.chosen])
         assert sample.bounds[-1][1] == sample.chosen.numel()
         assert counted[1] == 0 and counted[2] == 100
+
+
+def _density_set_mid_run(rank: int, world_size: int) -> dict:
+    """Four backward passes of one batch: no sampling, then ``set_send_density(0.1)``
+    before the third (the second is the first in DDP's rebuilt buckets) and 0.05 before
+    the fourth (the chunk budgets of 0.1 are forgotten)."""
+    model, tracker = _pruned_model(0.7)
+    ddp = DistributedDataParallel(model)
+    state = CompactionState(None, tracker, world_size, rank, 0, FixedPolicy("fp32"),
+                            error_feedback=False, model=model, may_sample=True)
+    ddp.register_comm_hook(state, compaction_hook)
+    generator = torch.Generator().manual_seed(7)
+    x, y = torch.randn(16, 12, generator=generator), torch.randint(0, 4, (16,),
+                                                                   generator=generator)
+    sent, nbytes, estimates = [], [], []
+    for step in range(4):
+        if step >= 2:
+            state.set_send_density(0.1 if step == 2 else 0.05)
+        model.zero_grad()
+        before = state.payload.total_bytes
+        nn.functional.cross_entropy(ddp(x), y).backward()
+        nbytes.append(state.payload.total_bytes - before)
+        sent.append(sum(int((p.grad != 0).sum()) for p in model.parameters()))
+        estimates.append(sum(state.sent_estimate(lay) for lay in state.layouts.values()))
+    numel = sum(p.numel() for p in model.parameters())
+    return {"sent": sent, "bytes": nbytes, "estimates": estimates, "numel": numel,
+            "waiting": sum(int((r != 0).sum()) for r in state.memory.residuals.values())}
+
+
+def test_set_send_density_changes_the_entries_sent_from_the_next_step() -> None:
+    results = run_on_local_group(_density_set_mid_run, 2)
+    for result in results:
+        unsampled, sampled = result["sent"][1], result["sent"][2]
+        # every kept entry before; after the call at most 10% of the model's entries
+        # (whole chunks of 256, at least one a parameter), and the rest waits
+        assert sampled < unsampled
+        assert sampled <= 0.1 * result["numel"] + 256 * 6
+        assert result["estimates"][2] < result["estimates"][1]
+        assert result["bytes"][2] < result["bytes"][1]
+        assert result["sent"][3] < sampled and result["estimates"][3] < result["estimates"][2]
+        assert result["waiting"] > 0
+    assert results[0]["bytes"] == results[1]["bytes"]  # both ranks chose the same chunks
+    _, tracker = _pruned_model(0.5)
+    state = CompactionState(None, tracker, 1, 0, 0, FixedPolicy("fp32"), error_feedback=False)
+    with pytest.raises(ValueError, match="may_sample=True"):
+        state.set_send_density(0.1)  # nowhere to keep what is not sent
+    with pytest.raises(ValueError, match=r"send_density must be in \(0, 1\]"):
+        state.set_send_density(1.5)

@@ -32,11 +32,11 @@ class BenchConfig:
         powersgd_rank: PowerSGD's matrix approximation rank.
         topk_density: fraction kept by top-k and DGC (``None``: ``1 - sparsity``).
         send_density: PacTrain methods send at most this share of each bucket's entries
-            per step (agreed sampling, :meth:`pactrain.compaction.CompactionState.sample`;
+            per step (agreed sampling, :meth:`pactrain.compaction.sampling.Sampler.sample`;
             ``None``: every kept entry); ``send_select`` how (``topk``, ``topk-ahead``
             or ``cyclic``).
         rounding: how PacTrain's ternary tiers round (``stochastic`` or ``nearest``, which
-            keeps its error for the next step; :data:`pactrain.compaction.ROUNDINGS`).
+            keeps its error for the next step; :data:`pactrain.compaction.options.ROUNDINGS`).
         time_to_accuracy: target test accuracy of the race, or ``None`` (no race). Every
             classifier in ``models`` races under every method at every bandwidth.
         time_to_loss: target held-out loss of the race of the language models in

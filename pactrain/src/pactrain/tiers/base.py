@@ -39,7 +39,7 @@ class TierContext:
         scale_group: the group of the ternary scales (``None``: the communicator's).
         bounds: (start, end) of each parameter's entries in ``values``.
         draws: U[0, 1) per entry of ``values``, seeded per parameter
-            (:meth:`pactrain.compaction.CompactionState.uniform_draws`); only the
+            (:meth:`pactrain.compaction.draws.Draws.uniform`); only the
             stochastic tiers call it.
         wants_error: whether the error is kept (error feedback on); when not, a lossy
             tier may return ``error=None`` and skip the passes that form it.

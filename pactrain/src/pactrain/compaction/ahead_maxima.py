@@ -1,16 +1,14 @@
 """``topk-ahead``'s chunk maxima, agreed one step before they are used
-(:func:`pactrain.compaction.send_ahead`)."""
+(:func:`pactrain.compaction.send.send_ahead`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
+from pactrain.compaction.layout import BucketLayout
 from pactrain.compression.compressors import chunk_count
-
-if TYPE_CHECKING:
-    from pactrain.compaction import BucketLayout
 
 
 class AheadMaxima:
@@ -22,7 +20,7 @@ class AheadMaxima:
     bucket layout while the layout holds; spilled into pieces per parameter name when it
     changes (DDP's rebuild, a new mask) and for a checkpoint, so a resumed run in another
     bucket layout picks the same chunks. A parameter whose chunk count changed (a new
-    mask) has no piece: its bucket agrees now, once (:func:`send_ahead`).
+    mask) has no piece: its bucket agrees now, once (:func:`~pactrain.compaction.send.send_ahead`).
     """
 
     def __init__(self) -> None:
