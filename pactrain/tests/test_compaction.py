@@ -118,13 +118,13 @@ def test_ternary_refused_above_127_workers() -> None:
 
 
 def _adaptive(rank: int, world_size: int) -> dict:
-    from pactrain.methods import MethodConfig, attach, get_method
+    from pactrain.methods import MethodConfig, get_method, register_hook
 
     model, tracker = _pruned(0.8)
     ddp = DistributedDataParallel(model, bucket_cap_mb=1.0)
     config = MethodConfig(world_size=world_size, rank=rank, refresh_every=2)
     method = get_method("pactrain").factory(None, ddp, config, tracker)
-    attach(ddp, method)
+    register_hook(ddp, method)
     for step in range(6):
         generator = torch.Generator().manual_seed(step * 10 + rank)
         ddp(torch.randn(4, 12, generator=generator)).sum().backward()

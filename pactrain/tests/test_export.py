@@ -30,7 +30,8 @@ def test_export_gives_the_masked_model_back_in_less_space(tmp_path: Path) -> Non
     spec = get_model("digits-cnn")
     masked = spec.build(0)
     masked.load_state_dict(saved["model"])
-    for name, mask in saved["tracker"]["pruner"]["masks"].items():  # the masked dense model
+    masks = saved["pactrain"][0]["tracker"]["pruner"]["masks"]
+    for name, mask in masks.items():  # the masked dense model
         assert torch.all(masked.get_parameter(name)[~mask] == 0)
     exported = spec.build(1)  # other initial weights: everything must come from the file
     exported.load_state_dict(load_sparse(out))

@@ -61,7 +61,8 @@ def test_replaying_a_plan_repeats_the_run_exactly(tmp_path: Path) -> None:
 
     measured = run("measured")                      # probes, refreshes: timing decides
     plan = measured["plan"]
-    assert plan and {e["tier"] for e in plan} <= set(TIERS)
+    assert plan and {e["tier"] for e in plan if "tier" in e} <= set(TIERS)
+    assert any("operating_point" in e for e in plan)  # the run's point is replayed too
     (tmp_path / "result.json").write_text(json.dumps(measured))
     replayed = run("replayed", plan=load_plan(tmp_path / "result.json", TIERS))
     again = run("again", plan=plan)

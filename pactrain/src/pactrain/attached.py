@@ -47,9 +47,10 @@ from pactrain.methods import (
     apply_hook_momentum,
     get_method,
     method_communicator,
+    register_hook,
     share_control,
 )
-from pactrain.methods import attach as register_hook
+from pactrain.operating_point import schedule_or_gradual
 from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.selection import Selection, Selector
 
@@ -101,6 +102,30 @@ class AttachSettings:
 MUST_MATCH: tuple[str, ...] = ("method", "sparsity", "world_size", "scope")
 
 
+class ResumeError(AttachError, ValueError):
+    """A checkpoint written by another kind of run (the message names each difference)."""
+
+
+def refuse_another_run(saved: dict[str, Any], this: dict[str, Any], keys: tuple[str, ...], *,
+                       what: str, fix: str, this_label: str = "attached") -> None:
+    """The one resume check (:meth:`PacTrain.load_state_dict` and ``pactrain train
+    --resume``): refuse a checkpoint whose ``keys`` differ from this run's.
+
+    Why: a method's state is per method and per rank, the pruning schedule aims at its
+    sparsity, and the masks fit one ranking scope and world size; loading another run's
+    state would fail deep inside a ``load_state_dict`` or quietly continue a different
+    experiment.
+
+    Raises:
+        ResumeError: ``"{what} with {key} {saved!r} ({this_label}: {this!r}), ...; {fix}"``.
+    """
+    wrong = [key for key in keys if saved.get(key) != this[key]]
+    if wrong:
+        found = ", ".join(f"{key} {saved.get(key)!r} ({this_label}: {this[key]!r})"
+                          for key in wrong)
+        raise ResumeError(f"{what} with {found}; {fix}")
+
+
 class PacTrain:
     """The handle :func:`attach` returns: state, facts and the hooks it installed.
 
@@ -138,10 +163,14 @@ class PacTrain:
     def _before_forward(self, module: nn.Module, args: Any) -> None:
         if not (module.training and torch.is_grad_enabled()):
             return
-        if (self.tracker is not None and self._prepared_step != self.step
+        first = self._prepared_step != self.step
+        if (first and self.tracker is not None
                 and self.tracker.step(self.step, self._optimizer)):
             self.mask_changed_at = self.step
         self._prepared_step = self.step
+        comm = method_communicator(self.method)
+        if first and comm is not None:
+            comm.note_forward_start()  # after the mask update: the step's own compute
 
     def _before_optimizer_step(self, optimizer: torch.optim.Optimizer, args: Any,
                                kwargs: Any) -> None:
@@ -189,12 +218,20 @@ class PacTrain:
         return self.tracker.pruner.compacted_fraction() if self.tracker is not None else 0.0
 
     def summary(self) -> dict[str, Any]:
-        """JSON-ready facts: step, density, payload bytes per step, the method's own."""
+        """JSON-ready facts: step, density, payload bytes per step, the method's own
+        (for ``pactrain``, ``operating_point`` with one line per decision in
+        ``reasons``; :meth:`decisions` prints them)."""
         return {"method": self.settings.method, "step": self.step,
                 "density": self.density(),
                 "compacted_fraction": self.compacted_fraction(),
                 "payload_bytes_per_step": self.method.payload.bytes_per_step(),
                 **self.method.summary()}
+
+    def decisions(self) -> list[str]:
+        """What the adaptive policy chose for the run and why, one line per decision
+        (empty before the first decision, or for a method that chooses nothing)."""
+        point = getattr(getattr(self.method, "control", None), "point", None)
+        return [] if point is None else list(point.reasons)
 
     # -- checkpoint ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -212,14 +249,9 @@ class PacTrain:
         Raises:
             AttachError: naming each setting that differs and its saved value.
         """
-        saved = state.get("settings", {})
-        this = asdict(self.settings)
-        wrong = [key for key in MUST_MATCH if saved.get(key) != this[key]]
-        if wrong:
-            found = ", ".join(f"{key} {saved.get(key)!r} (attached: {this[key]!r})"
-                              for key in wrong)
-            raise AttachError(f"this PacTrain state was saved with {found}; attach with the "
-                              "saved settings to continue it, or start without loading it")
+        refuse_another_run(state.get("settings", {}), asdict(self.settings), MUST_MATCH,
+                           what="this PacTrain state was saved", fix="attach with the saved "
+                           "settings to continue it, or start without loading it")
         if self.tracker is not None and state.get("tracker") is not None:
             self.tracker.load_state_dict(state["tracker"])
         if state.get("method") is not None and hasattr(self.method, "load_state_dict"):
@@ -243,11 +275,13 @@ def warn_if_mostly_dense(selection: Selection) -> None:
 def attach(
     ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer, *,
     sparsity: float = 0.8, total_steps: int, method: str = "pactrain",
-    prune_start: float = 0.1, prune_end: float = 0.6, prune_frequency: int | None = None,
-    prune_initial: float = 0.0, scope: str = "lamp", prune: Selector = None, seed: int = 0,
+    prune_start: float | None = None, prune_end: float | None = None,
+    prune_frequency: int | None = None, prune_initial: float | None = None,
+    scope: str = "lamp", prune: Selector = None, seed: int = 0,
     error_feedback: bool | None = None,
-    options: dict[str, Any] | None = None, state: dict[str, Any] | None = None,
-    plan: Any = None,
+    options: dict[str, Any] | None = None,
+    state: dict[str, Any] | list[dict[str, Any]] | None = None,
+    plan: Any = None, refresh_every: int = 50, probe_link: bool = True,
 ) -> PacTrain:
     """Prune ``ddp_model`` while it trains and compress its gradients with ``method``.
 
@@ -263,7 +297,11 @@ def attach(
         method: a registered method (``pactrain --help`` and ``docs/pactrain-core.md``
             list them); baselines without pruning work too.
         prune_start, prune_end, prune_frequency, prune_initial, scope: the pruning
-            schedule (:class:`~pactrain.pruning.PruningConfig`); ``prune_initial`` > 0
+            schedule (:class:`~pactrain.pruning.PruningConfig`). ``None`` (the default)
+            lets the adaptive method ``pactrain`` choose after timing the first step
+            (:mod:`pactrain.operating_point`: on a link slower than the compute it prunes
+            from the start and caps what a step sends), and gives every other method
+            the gradual 0.1-0.6 ramp from 0; what you set is kept. ``prune_initial`` > 0
             prunes that share at ``prune_start`` at once, so the first steps already send
             less (what it costs in accuracy: docs/pactrain-bench.md).
         prune: which parameters to prune: ``None`` for the default rule (every trainable
@@ -276,11 +314,15 @@ def attach(
         seed: seeds the stochastic tiers' draws.
         error_feedback: residuals for lossy tiers (``None``: the method's default).
         options: method-specific options (e.g. ``{"rank": 2}`` for ``powersgd``).
-        state: a :meth:`PacTrain.state_dict` to continue from (a resumed run whose model and
-            optimizer were restored already; optimizer state is then expected).
+        state: a :meth:`PacTrain.state_dict` to continue from, or a list of them, one per
+            rank, of which this rank's is taken (a resumed run whose model and optimizer
+            were restored already; optimizer state is then expected).
         plan: replay an earlier adaptive run's tier decisions (``summary()["plan"]``, a
             result JSON or its path; :mod:`pactrain.plan`): the same tiers at the same
             steps and nothing measured, so the run repeats exactly. Method ``pactrain``.
+        refresh_every: steps between refreshes of the adaptive policy's link model.
+        probe_link: measure link and compute at start-up (``False``: the policy decides
+            from its defaults, the same on every run; tests use it for exact numbers).
 
     Raises:
         AttachError: not a DDP model, no process group, training already started, the
@@ -301,9 +343,18 @@ def attach(
                           "dist.init_process_group(...) (torchrun sets the environment)")
     if total_steps < 1:
         raise ValueError(f"total_steps must be >= 1, got {total_steps}")
+    user_settings = {name: value for name, value in (
+        ("prune_start", prune_start), ("prune_end", prune_end),
+        ("prune_initial", prune_initial), ("prune_frequency", prune_frequency))
+        if value is not None}
+    prune_start, prune_end, prune_initial = schedule_or_gradual(prune_start, prune_end,
+                                                                prune_initial)
     if not 0.0 <= prune_initial <= sparsity < 1.0:
         raise ValueError(f"need 0 <= prune_initial <= sparsity < 1, got prune_initial="
                          f"{prune_initial} and sparsity={sparsity}")
+    if not 0.0 <= prune_start <= prune_end <= 1.0:
+        raise ValueError(f"need 0 <= prune_start <= prune_end <= 1 (fractions of the run), "
+                         f"got prune_start={prune_start} and prune_end={prune_end}")
     while isinstance(getattr(optimizer, "optimizer", None), torch.optim.Optimizer):
         # Accelerate's AcceleratedOptimizer, Lightning's LightningOptimizer: their step()
         # calls the wrapped optimizer's, whose hooks are the ones that fire
@@ -338,7 +389,9 @@ def attach(
     if tracker is not None:
         warn_if_mostly_dense(tracker.pruner.selection)
     config = MethodConfig(world_size=world_size, rank=rank, sparsity=sparsity, seed=seed,
-                          error_feedback=error_feedback, options=options, plan=plan)
+                          error_feedback=error_feedback, options=options, plan=plan,
+                          refresh_every=refresh_every, probe_link=probe_link,
+                          total_steps=total_steps, user_settings=user_settings)
     comm_method = spec.factory(group, ddp_model, config, tracker)
     share_control(comm_method, tracker)
     register_hook(ddp_model, comm_method)
@@ -346,6 +399,11 @@ def attach(
     LOG.info("pactrain attached: method %s, sparsity %.2f over %d steps, rank %d of %d",
              method, sparsity, total_steps, rank, world_size)
     handle = PacTrain(ddp_model, optimizer, settings, comm_method, tracker)
+    if isinstance(state, list):
+        if len(state) != world_size:
+            raise ResumeError(f"the saved state holds {len(state)} ranks' states and this "
+                              f"group has {world_size} ranks; resume with {len(state)} workers")
+        state = state[rank]
     if state is not None:
         handle.load_state_dict(state)
     return handle

@@ -38,15 +38,18 @@ class ExportReport:
 
 
 def masks_of(checkpoint: dict[str, Any]) -> dict[str, torch.Tensor]:
-    """The pruning masks a checkpoint carries: ``pactrain train --checkpoint`` (key
-    ``tracker``) or a user's ``{"pactrain": pt.state_dict()}`` (:func:`pactrain.attach`).
+    """The pruning masks a checkpoint carries under ``pactrain``: one
+    :meth:`pactrain.PacTrain.state_dict` (a user's ``{"pactrain": pt.state_dict()}``) or a
+    list of them, one per rank (``pactrain train --checkpoint``; masks are the same on
+    every rank, so the first is read).
 
     Raises:
         ValueError: the checkpoint has no masks (a method that does not prune).
     """
-    tracker = checkpoint.get("tracker")
-    if tracker is None and isinstance(checkpoint.get("pactrain"), dict):
-        tracker = checkpoint["pactrain"].get("tracker")
+    state = checkpoint.get("pactrain")
+    if isinstance(state, list):
+        state = state[0] if state else None
+    tracker = state.get("tracker") if isinstance(state, dict) else None
     masks = ((tracker or {}).get("pruner") or {}).get("masks")
     if not masks:
         raise ValueError("this checkpoint has no pruning masks (it was written by a method "

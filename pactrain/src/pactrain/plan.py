@@ -8,6 +8,11 @@ decisions as a *plan*: per bucket, the tier and the step from which it held (the
 (``pactrain train --plan FILE``, ``attach(..., plan=...)``) takes the same tier for the
 same bucket at the same step and measures nothing: no probes, no refreshes, no overlap
 planning. Its result is then a function of its seed, config and plan alone.
+
+The plan also holds the run's operating point (:mod:`pactrain.operating_point`: the
+pruning schedule and the send budget the policy chose once it had timed a step, and each
+revision of the budget): ``{"step": 1, "operating_point": {...}}``. Replayed, the same
+point takes hold at the same step.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pactrain.operating_point import OperatingPoint
 from pactrain.policy import MeasuresNothing
 
 PlanSource = str | Path | list[dict[str, Any]] | dict[str, Any]
@@ -49,9 +55,12 @@ def load_plan(source: PlanSource, tiers: tuple[str, ...]) -> list[dict[str, Any]
         raise PlanError("a plan is a non-empty list of {step, bucket, tier} entries")
     entries = []
     for k, entry in enumerate(data):
+        if isinstance(entry, dict) and set(entry) == {"step", "operating_point"}:
+            entries.append(_operating_point_entry(k, entry))
+            continue
         if not isinstance(entry, dict) or set(entry) != {"step", "bucket", "tier"}:
-            raise PlanError(f"plan entry {k} must have exactly step, bucket and tier: "
-                            f"{entry!r}")
+            raise PlanError(f"plan entry {k} must have exactly step, bucket and tier (or "
+                            f"step and operating_point): {entry!r}")
         step, bucket, tier = entry["step"], entry["bucket"], entry["tier"]
         if not (isinstance(step, int) and isinstance(bucket, int) and step >= 0
                 and bucket >= 0):
@@ -61,7 +70,23 @@ def load_plan(source: PlanSource, tiers: tuple[str, ...]) -> list[dict[str, Any]
             raise PlanError(f"plan entry {k}: unknown tier {tier!r}; tiers: "
                             f"{', '.join(tiers)}")
         entries.append({"step": step, "bucket": bucket, "tier": tier})
-    return sorted(entries, key=lambda e: (e["step"], e["bucket"]))
+    return sorted(entries, key=lambda e: (e["step"], e.get("bucket", -1)))
+
+
+def _operating_point_entry(k: int, entry: dict[str, Any]) -> dict[str, Any]:
+    """A checked ``{"step", "operating_point"}`` entry.
+
+    Raises:
+        PlanError: a step that is not an integer >= 0, or a point that cannot be read.
+    """
+    step, point = entry["step"], entry["operating_point"]
+    if not (isinstance(step, int) and step >= 0):
+        raise PlanError(f"plan entry {k}: step must be an integer >= 0: {entry!r}")
+    try:
+        OperatingPoint.from_dict(point)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise PlanError(f"plan entry {k}: not an operating point ({exc}): {point!r}") from exc
+    return {"step": step, "operating_point": dict(point)}
 
 
 @dataclass
@@ -75,12 +100,26 @@ class ReplayPolicy(MeasuresNothing):
 
     def __post_init__(self) -> None:
         for entry in self.entries:
-            self._by_bucket.setdefault(entry["bucket"], []).append(
-                (entry["step"], entry["tier"]))
+            if "tier" in entry:
+                self._by_bucket.setdefault(entry["bucket"], []).append(
+                    (entry["step"], entry["tier"]))
 
     @property
     def tiers(self) -> set[str]:
-        return {e["tier"] for e in self.entries}
+        return {e["tier"] for e in self.entries if "tier" in e}
+
+    @property
+    def holds_operating_points(self) -> bool:
+        """Whether the plan records operating points (runs of the adaptive method that
+        measured; a plan without them replays tiers only)."""
+        return any("operating_point" in e for e in self.entries)
+
+    def operating_point_at(self, step: int) -> OperatingPoint | None:
+        """The operating point the plan says takes hold at ``step`` (``None``: none)."""
+        for entry in self.entries:
+            if "operating_point" in entry and entry["step"] == step:
+                return OperatingPoint.from_dict(entry["operating_point"])
+        return None
 
     def tier_at(self, step: int, bucket: int) -> str:
         """The tier the plan holds for ``bucket`` at ``step``.

@@ -70,7 +70,7 @@ class TierDecision:
         return self.kept / self.numel if self.numel else 1.0
 
 
-def _agree(values: list[float], comm: Communicator, op: Any) -> list[float]:
+def agree_numbers(values: list[float], comm: Communicator, op: Any) -> list[float]:
     """All ranks adopt the same numbers (MAX or average) so their decisions match; one
     control all-reduce of the communicator (counted in its ``control`` bytes)."""
     if not comm.distributed:
@@ -107,7 +107,7 @@ def probe_link(
     t_small, t_large = timed(small), timed(large)
     beta = max(t_large - t_small, 0.0) / (ring * 4 * (large - small))
     alpha = max(t_small - beta * ring * 4 * small, 1e-7)
-    alpha, beta = _agree([alpha, max(beta, 1e-13)], comm, dist.ReduceOp.MAX)
+    alpha, beta = agree_numbers([alpha, max(beta, 1e-13)], comm, dist.ReduceOp.MAX)
     return LinkModel(alpha, beta)
 
 
@@ -145,7 +145,7 @@ def probe_compute(comm: Communicator, n: int = 1 << 18, density: float = 0.25,
         per_element(lambda: ternary_codes(values, uniform * scale), kept.numel()),
         per_element(lambda: packing.unpack(packing.pack(codes), codes.numel()), codes.numel()),
     ]
-    costs = _agree(costs, comm, dist.ReduceOp.MAX)
+    costs = agree_numbers(costs, comm, dist.ReduceOp.MAX)
     return ComputeCosts(*costs)
 
 
@@ -270,7 +270,7 @@ class AdaptivePolicy:
         Collective: every rank calls it at the same step with the same bucket indices.
         """
         indices = sorted(gaps_s)
-        agreed = _agree([gaps_s[i] for i in indices], comm, dist.ReduceOp.SUM)
+        agreed = agree_numbers([gaps_s[i] for i in indices], comm, dist.ReduceOp.SUM)
         self.budgets_s = {i: self.hide_fraction * max(g, 0.0)
                           for i, g in zip(indices, agreed, strict=True)}
         self.version += 1
@@ -319,7 +319,7 @@ class AdaptivePolicy:
             comm.control_barrier()
             probed = probe_link(comm, repeats=3)
             alpha, beta = min(alpha, probed.alpha_s), min(beta, probed.beta_s_per_byte)
-        alpha, beta = _agree([alpha, beta], comm, dist.ReduceOp.SUM)
+        alpha, beta = agree_numbers([alpha, beta], comm, dist.ReduceOp.SUM)
         self.link = LinkModel(
             (1 - self.blend) * self.link.alpha_s + self.blend * alpha,
             (1 - self.blend) * self.link.beta_s_per_byte + self.blend * beta,

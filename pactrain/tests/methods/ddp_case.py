@@ -19,7 +19,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from pactrain.methods import MethodConfig, attach, get_method
+from pactrain.methods import MethodConfig, get_method, register_hook
 
 
 def model_and_batch(rank: int) -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
@@ -43,7 +43,7 @@ def run_case(method: str, options: dict, rank: int, world: int, steps: int) -> d
         config = MethodConfig(world_size=world, rank=rank, sparsity=0.8, seed=1,
                               options=options)
         comm = get_method(method).factory(None, ddp, config, None)
-        attach(ddp, comm)
+        register_hook(ddp, comm)
     grads = []
     for _ in range(steps):
         ddp.zero_grad(set_to_none=False)

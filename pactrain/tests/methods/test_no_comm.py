@@ -4,7 +4,7 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from pactrain.methods import MethodConfig, attach, get_method
+from pactrain.methods import MethodConfig, get_method, register_hook
 from pactrain.train.local_group import run_on_local_group
 
 
@@ -13,7 +13,7 @@ def _local_gradients(rank: int, world_size: int) -> dict:
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
     ddp = DistributedDataParallel(model, bucket_cap_mb=0.0001)
     method = get_method("no-comm").factory(None, ddp, MethodConfig(world_size, rank), None)
-    attach(ddp, method)
+    register_hook(ddp, method)
     x = torch.full((3, 4), float(rank + 1))
     ddp(x).sum().backward()
     expected = torch.autograd.grad(model(x).sum(), list(model.parameters()))

@@ -10,9 +10,9 @@ from pactrain.methods import (
     HookRegistrationError,
     MethodConfig,
     apply_hook_momentum,
-    attach,
     get_method,
     load_builtin_methods,
+    register_hook,
 )
 from pactrain.pruning import GradualPruner, PruningConfig
 from pactrain.train.local_group import run_on_local_group
@@ -48,7 +48,7 @@ def _attach_late(rank: int, world_size: int, name: str) -> str:
     method = get_method(name).factory(None, ddp, config, tracker)
     ddp(torch.randn(2, 4)).sum().backward()
     try:
-        attach(ddp, method)
+        register_hook(ddp, method)
     except HookRegistrationError as error:
         return str(error)
     return "attached"
@@ -82,7 +82,7 @@ def _two_steps_of_every_method(rank: int, world_size: int) -> dict[str, tuple]:
         ddp = DistributedDataParallel(model, bucket_cap_mb=0.0001)
         config = MethodConfig(world_size=world_size, rank=rank, probe_link=False)
         method = spec.factory(None, ddp, config, tracker)
-        attach(ddp, method)
+        register_hook(ddp, method)
         for step in range(2):
             ddp(torch.randn(2, 4, generator=torch.Generator().manual_seed(step))).sum().backward()
         out[name] = (method.summary()["comm_s_per_step"], method.payload.steps,

@@ -84,8 +84,9 @@ def test_stop_and_resume_equals_the_uninterrupted_run(tmp_path: Path, method: st
              for k in full["model"]}
     assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"]), (
         f"{method}: max |dw| per tensor after stop + resume: {drift}")
-    if full["tracker"] is not None:
-        masks, masks_again = full["tracker"]["pruner"]["masks"], again["tracker"]["pruner"]["masks"]
+    if full["pactrain"][0]["tracker"] is not None:
+        masks = full["pactrain"][0]["tracker"]["pruner"]["masks"]
+        masks_again = again["pactrain"][0]["tracker"]["pruner"]["masks"]
         assert all(torch.equal(masks[k], masks_again[k]) for k in masks)
 
 
@@ -98,7 +99,7 @@ def test_pactrain_error_feedback_resumes_bit_identically(tmp_path: Path) -> None
     _train(_config(tmp_path, "pactrain-ternary", "resumed", resume=str(tmp_path / "half.pt"),
                    **extra))
     full, again = _load(tmp_path / "full.pt"), _load(tmp_path / "resumed.pt")
-    residuals = [r["residuals"] for r in full["method_per_rank"]]
+    residuals = [r["method"]["residuals"] for r in full["pactrain"]]
     assert all(len(r) == len(full["model"]) for r in residuals)  # one per parameter
     assert any(float(t.abs().sum()) > 0 for r in residuals for t in r.values())
     assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"])
@@ -117,7 +118,7 @@ def test_sampled_packed_resumes_bit_identically(tmp_path: Path, select: str) -> 
     full, half = _load(tmp_path / "full.pt"), _load(tmp_path / "half.pt")
     again = _load(tmp_path / "resumed.pt")
     if select == "topk-ahead":
-        pieces = half["method_per_rank"][0]["ahead_maxima"]["pieces"]
+        pieces = half["pactrain"][0]["method"]["ahead_maxima"]["pieces"]
         assert len(pieces) == len(full["model"])  # one per parameter
     assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"])
 
@@ -134,7 +135,7 @@ def test_adamw_prunes_and_resumes_bit_identically(tmp_path: Path) -> None:
     assert all(torch.equal(full["model"][k], again["model"][k]) for k in full["model"])
     moments = [s for s in full["optimizer"]["state"].values() if "exp_avg_sq" in s]
     assert moments and all(float(s["exp_avg_sq"].abs().sum()) > 0 for s in moments)
-    masks = full["tracker"]["pruner"]["masks"]
+    masks = full["pactrain"][0]["tracker"]["pruner"]["masks"]
     assert any((~m).any() for m in masks.values())
     for name, mask in masks.items():
         assert (full["model"][name][~mask] == 0).all()

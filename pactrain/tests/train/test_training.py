@@ -60,8 +60,10 @@ def test_resume_reproduces_the_uninterrupted_run(tmp_path: Path) -> None:
     assert resumed["start_step"] == 8 and resumed["mask_consistent"]
     full, again = _weights(tmp_path / "full.pt"), _weights(tmp_path / "resumed.pt")
     assert all(torch.equal(full[k], again[k]) for k in full)
-    masks = torch.load(tmp_path / "resumed.pt", weights_only=False)["tracker"]["pruner"]["masks"]
-    masks_full = torch.load(tmp_path / "full.pt", weights_only=False)["tracker"]["pruner"]["masks"]
+    def masks_of(path: Path) -> dict:
+        return torch.load(path, weights_only=False)["pactrain"][0]["tracker"]["pruner"]["masks"]
+
+    masks, masks_full = masks_of(tmp_path / "resumed.pt"), masks_of(tmp_path / "full.pt")
     assert all(torch.equal(masks[k], masks_full[k]) for k in masks)
 
 

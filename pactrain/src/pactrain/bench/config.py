@@ -45,10 +45,12 @@ class BenchConfig:
         tta_budget_s: training-time budget of one entrant (it stops at the first
             evaluation after it; ``None``: only the step budget).
         tta_prune_end: the methods that prune reach ``sparsity`` at this fraction of
-            ``tta_max_steps`` (gradual cubic schedule from step 0): early, because until
-            the masks are sparse a pruning method sends (nearly) dense gradients.
+            ``tta_max_steps`` (gradual cubic schedule from step 0); ``None`` (the
+            default): each method's own schedule, as ``pactrain.attach`` gives it (the
+            adaptive method's operating point, :mod:`pactrain.operating_point`; the
+            gradual 0.1-0.6 ramp for the others).
         tta_prune_initial: sparsity the race's schedule starts from at step 0 (s_i of
-            the cubic schedule; 0: dense at step 0).
+            the cubic schedule); ``None``: the method's own, as ``tta_prune_end``.
         tta_batch_size: per-worker batch of the race (``None``: each model's default, the
             batch its default learning rate was tuned for; ``batch_size`` is the grid's).
         compute_floor: also run ``no-comm`` (gradients stay local, nothing is sent) once
@@ -87,8 +89,8 @@ class BenchConfig:
     tta_eval_every: int = 50
     tta_batch_size: int | None = None
     tta_budget_s: float | None = 600.0
-    tta_prune_end: float = 0.2
-    tta_prune_initial: float = 0.0
+    tta_prune_end: float | None = None
+    tta_prune_initial: float | None = None
     compute_floor: bool = True
     run_timeout_s: float = 1800.0
     seed: int = 0
@@ -112,9 +114,10 @@ class BenchConfig:
             raise ValueError(f"--sparsity must be in [0, 1), got {self.sparsity}")
         if self.workers < 2:
             raise ValueError("--workers must be at least 2: one worker communicates nothing")
-        if not 0.0 <= self.tta_prune_end <= 1.0:
+        if self.tta_prune_end is not None and not 0.0 <= self.tta_prune_end <= 1.0:
             raise ValueError(f"--tta-prune-end must be in [0, 1], got {self.tta_prune_end}")
-        if not 0.0 <= self.tta_prune_initial <= self.sparsity:
+        if (self.tta_prune_initial is not None
+                and not 0.0 <= self.tta_prune_initial <= self.sparsity):
             raise ValueError(f"--tta-prune-initial must be in [0, --sparsity "
                              f"{self.sparsity}], got {self.tta_prune_initial}")
         racing = self.time_to_accuracy is not None or self.time_to_loss is not None

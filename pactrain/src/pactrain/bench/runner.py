@@ -131,6 +131,7 @@ class Curve:
     wire_bytes_per_step: float | None = None
     error: str | None = None
     sparsity: float = 0.0  # the run's pruning target (the ``dense`` entrant prunes too)
+    operating_point: dict[str, Any] | None = None  # what the adaptive method chose
 
 
 def race_target(config: BenchConfig, spec: ModelSpec) -> float | None:
@@ -146,6 +147,7 @@ def race_target(config: BenchConfig, spec: ModelSpec) -> float | None:
 def race_to_accuracy(
     config: BenchConfig, model: str, method: str, network: BenchNetwork,
     bandwidth: str | None, target: float | None = None, metric: str = "test_accuracy",
+    overrides: dict[str, Any] | None = None,
 ) -> Curve:
     """Train ``model`` under ``method`` at ``bandwidth`` until its held-out metric reaches
     ``target`` (default: the accuracy target; a loss target for language models).
@@ -154,7 +156,7 @@ def race_to_accuracy(
     2. One training run of at most ``tta_max_steps`` at the race's batch size
        (``tta_batch_size``, else the model's default, the batch its default lr suits);
        pruning (for the methods that prune) follows the gradual schedule from step 0 to
-       ``tta_prune_end`` x ``tta_max_steps``.
+       ``tta_prune_end`` x ``tta_max_steps``, or, unset, the method's own.
     3. Every ``tta_eval_every`` steps rank 0 evaluates on the held-out set with the
        training clock paused (:class:`pactrain.train.held_out.HeldOutCurve`); the point
        (training s, step, accuracy) joins the curve; all ranks stop together at the
@@ -162,7 +164,9 @@ def race_to_accuracy(
 
     Wall time is training time only (process start-up, the link probe and evaluations
     excluded), from the first step: DDP's bucket rebuild and every warm-up count. A
-    failed run ends the curve with ``error`` set.
+    failed run ends the curve with ``error`` set. ``overrides``: fields of this
+    entrant's :class:`~pactrain.train.config.RunConfig` set last (a benchmark racing
+    differently configured entrants of one method).
     """
     target = config.time_to_accuracy if target is None else target
     if target is None:
@@ -172,13 +176,14 @@ def race_to_accuracy(
     curve = Curve(model, method, network.label(bandwidth), target=target, metric=metric,
                   sparsity=config.sparsity)
     cell = Cell(model, method, bandwidth, 0)
-    run = run_config(
-        config, cell, steps=config.tta_max_steps, warmup_steps=0,
-        batch_size=config.tta_batch_size, prune_start=0.0, prune_end=config.tta_prune_end,
-        prune_initial=config.tta_prune_initial,
-        eval_every=config.tta_eval_every, target_metric=target,
-        train_budget_s=config.tta_budget_s, evaluate=False,
-    )
+    unset = config.tta_prune_end is None and config.tta_prune_initial is None
+    schedule = {"prune_start": None if unset else 0.0, "prune_end": config.tta_prune_end,
+                "prune_initial": config.tta_prune_initial}
+    run = run_config(config, cell, **{
+        "steps": config.tta_max_steps, "warmup_steps": 0,
+        "batch_size": config.tta_batch_size, **schedule,
+        "eval_every": config.tta_eval_every, "target_metric": target,
+        "train_budget_s": config.tta_budget_s, "evaluate": False, **(overrides or {})})
     try:
         result = run_training(run, command_prefix_for_rank=network.prefix,
                               master_addr=network.master_addr,
@@ -190,6 +195,7 @@ def race_to_accuracy(
     curve.reached_s, curve.reached_step = result["reached_s"], result["reached_step"]
     curve.payload_bytes_per_step = result["payload_bytes_per_step"]
     curve.wire_bytes_per_step = result.get("wire_tx_bytes_per_step")
+    curve.operating_point = result.get("operating_point")
     return curve
 
 

@@ -60,12 +60,13 @@ def bench(
     tta_budget: float | None = typer.Option(
         600.0, help="Training seconds one race entrant may spend before it is stopped at "
         "its next evaluation (0 or less: no time budget, only --tta-max-steps)."),
-    tta_prune_end: float = typer.Option(
-        0.2, help="In the race, pruning methods reach --sparsity at this fraction of "
-        "--tta-max-steps (cubic schedule from step 0)."),
-    tta_prune_initial: float = typer.Option(
-        0.0, help="In the race, pruning methods start from this sparsity at step 0 (the "
-        "cubic schedule's initial sparsity; 0: dense at step 0)."),
+    tta_prune_end: float | None = typer.Option(
+        None, help="In the race, pruning methods reach --sparsity at this fraction of "
+        "--tta-max-steps (cubic schedule from step 0; default: each method's own, as "
+        "pactrain.attach gives it: the adaptive method chooses)."),
+    tta_prune_initial: float | None = typer.Option(
+        None, help="In the race, pruning methods start from this sparsity at step 0 (the "
+        "cubic schedule's initial sparsity; default: as --tta-prune-end)."),
     compute_floor: bool = typer.Option(
         True, help="Also run no-comm (nothing sent) per model, to report each method's "
         "exposed communication per step."),

@@ -66,6 +66,15 @@ def train(
     prune: list[str] | None = typer.Option(
         None, help="Prune only parameters whose name matches this fnmatch pattern "
                    "(repeatable; default: every weight matrix of a linear map)."),
+    prune_start: float | None = typer.Option(
+        None, min=0.0, max=1.0, help="Fraction of the run where pruning starts (default: "
+        "the adaptive method chooses after timing a step; others 0.1)."),
+    prune_end: float | None = typer.Option(
+        None, min=0.0, max=1.0, help="Fraction of the run where the final sparsity is "
+        "reached (default: chosen, as --prune-start; others 0.6)."),
+    prune_initial: float | None = typer.Option(
+        None, min=0.0, max=0.99, help="Sparsity pruned at once at --prune-start (default: "
+        "chosen, as --prune-start; others 0)."),
     prune_scope: str = typer.Option(
         PRUNE_SCOPES[0],
         help=f"How weights are ranked for pruning: {', '.join(PRUNE_SCOPES)} (LAMP scores "
@@ -159,6 +168,7 @@ def train(
     config = RunConfig(
         model=model, method=method, workers=workers, steps=steps, stop_after=stop_after,
         sparsity=sparsity, prune=list(prune) if prune else None, prune_scope=prune_scope,
+        prune_start=prune_start, prune_end=prune_end, prune_initial=prune_initial,
         seed=seed, batch_size=batch_size, optimizer=optimizer, lr=lr,
         accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
@@ -182,7 +192,9 @@ def train(
             "payload_bytes_per_step", "control_bytes_per_step", "total_bytes_per_step",
             "dense_payload_bytes_per_step", "comm_s_per_step", "comm_exposed_s_per_step",
             "final_test_accuracy", "final_test_loss", "mask_consistent", "tier_counts",
-            "eval_curve", "reached_s", "reached_step")
+            "operating_point", "eval_curve", "reached_s", "reached_step")
+    for line in (result.get("operating_point") or {}).get("reasons", []):
+        typer.echo(f"policy: {line}", err=True)  # one line per decision, beside the JSON
     if json_out == "-":
         typer.echo(json.dumps(result, indent=2))
         return

@@ -47,7 +47,8 @@ which counts the payload (the bytes of every tensor handed to a collective, per 
 before the ring factor 2(N-1)/N), times it and tells the policy.
 
 Warnings:
-- Register before the first iteration (:func:`pactrain.methods.attach`).
+- Register before the first iteration (:func:`pactrain.methods.register_hook`;
+  :func:`pactrain.attach` does it).
 - Under ``no_sync()`` DDP skips the hook; gradients accumulate locally and the hook sees
   their sum on the next synchronized backward, which is what it compacts.
 """

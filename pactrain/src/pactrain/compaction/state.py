@@ -320,7 +320,7 @@ class CompactionState:
         self.step = int(state["step"])
         self.tier_counts = {int(i): Counter(c) for i, c in state["tier_counts"].items()}
         self.plan = list(state.get("plan", []))
-        self._planned = {e["bucket"]: e["tier"] for e in self.plan}
+        self._planned = {e["bucket"]: e["tier"] for e in self.plan if "tier" in e}
         self.ahead.load_state_dict(state.get("ahead_maxima", {}))
         self.layouts.clear()
         self.decisions.clear()

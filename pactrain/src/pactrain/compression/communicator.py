@@ -73,6 +73,9 @@ from pactrain.compression.memory import BucketSlot
 
 T = TypeVar("T")
 
+#: Steps of compute time kept (:attr:`Communicator.compute_samples`; their median is used).
+COMPUTE_SAMPLES = 8
+
 #: Told the payload bytes and launch-to-completion seconds of each collective.
 Observer = Callable[[int, float], None]
 
@@ -94,6 +97,10 @@ class Communicator:
         busy_seconds: time at least one hook collective was in flight.
         exposed_seconds: time steps waited on collectives after their last bucket.
         control_seconds: time spent in control collectives (they block).
+        compute_samples: the latest steps' compute seconds, from the first training
+            forward (:meth:`note_forward_start`) to the last bucket (:meth:`end_step`):
+            the forward and backward passes, which the operating point weighs the link
+            against (:mod:`pactrain.operating_point`).
     """
 
     def __init__(self, process_group: Any = None, observer: Observer | None = None) -> None:
@@ -109,6 +116,8 @@ class Communicator:
         self._in_flight = 0
         self._busy_since = 0.0
         self._step_closed_at: float | None = None
+        self._forward_started_at: float | None = None
+        self.compute_samples: deque[float] = deque(maxlen=COMPUTE_SAMPLES)
 
     @property
     def world_size(self) -> int:
@@ -219,6 +228,14 @@ class Communicator:
         from now until :meth:`note_backward_done` the step waits on collectives only."""
         self.payload.end_step()
         self._step_closed_at = time.perf_counter()
+        if self._forward_started_at is not None:
+            self.compute_samples.append(self._step_closed_at - self._forward_started_at)
+            self._forward_started_at = None
+
+    def note_forward_start(self) -> None:
+        """The step's first training forward begins (``pactrain.attach``'s forward
+        pre-hook): its compute is timed from here to the last bucket."""
+        self._forward_started_at = time.perf_counter()
 
     def note_backward_done(self) -> None:
         """The backward pass returned (DDP waited for every bucket): count the time since

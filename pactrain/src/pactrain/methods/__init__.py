@@ -31,7 +31,7 @@ The factory returns an object following :class:`CommMethod`:
   optimizer step (a safe point for small collectives, e.g. refreshing the link model).
 - optional ``state_dict()`` / ``load_state_dict(d)``: checkpointable state, no process group.
 
-Register the hook with :func:`attach`, which refuses a hook registered after training
+Register the hook with :func:`register_hook`, which refuses a hook registered after training
 started (DDP's buckets and the method's caches would disagree about what was sent).
 
 ``spec.uses_pruning``: whether PacTrain's gradual pruning runs under this method. The
@@ -91,6 +91,11 @@ class MethodConfig:
             result JSON's path, its ``plan`` list, or the result); ``None``: decide.
         options: method-specific options (e.g. ``{"ratio": 0.01}`` for top-k,
             ``{"rank": 2}`` for PowerSGD).
+        total_steps: the run's length (``None``: unknown; the adaptive method then
+            chooses no operating point, :mod:`pactrain.operating_control`).
+        user_settings: the pruning settings the user fixed (``prune_start``,
+            ``prune_end``, ``prune_initial``, ``prune_frequency``); the adaptive method's
+            operating point keeps them and chooses the rest.
     """
 
     world_size: int
@@ -104,6 +109,8 @@ class MethodConfig:
     probe_link: bool = True
     plan: Any = None
     options: dict[str, Any] = field(default_factory=dict)
+    total_steps: int | None = None
+    user_settings: dict[str, Any] = field(default_factory=dict)
 
     def check_group(self, process_group: Any) -> None:
         """Refuse a world size or rank that disagrees with the live process group.
@@ -311,7 +318,7 @@ def apply_hook_momentum(spec: MethodSpec, optimizer: Any) -> None:
             group["momentum"] = 0.0
 
 
-def attach(ddp_model: nn.Module, method: CommMethod) -> None:
+def register_hook(ddp_model: nn.Module, method: CommMethod) -> None:
     """Register ``method.hook`` on ``ddp_model``, refusing to do so once training started.
 
     Why: DDP fixes its buckets in the first iterations and a stateful hook builds caches
@@ -322,7 +329,7 @@ def attach(ddp_model: nn.Module, method: CommMethod) -> None:
     if any(p.grad is not None for p in module.parameters()):
         raise HookRegistrationError(
             "the communication hook must be registered before the first backward pass "
-            "(gradients already exist); create the method and call attach() right after "
-            "wrapping the model in DistributedDataParallel"
+            "(gradients already exist); create the method and call register_hook() right "
+            "after wrapping the model in DistributedDataParallel"
         )
     ddp_model.register_comm_hook(method.state, method.hook)

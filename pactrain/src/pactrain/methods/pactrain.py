@@ -23,6 +23,7 @@ from pactrain.compaction import CompactionState, compaction_hook
 from pactrain.compression.communicator import Communicator, scale_group_for
 from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, MethodSpec, register_method
+from pactrain.operating_control import OperatingControl
 from pactrain.plan import PlanError, ReplayPolicy, load_plan
 from pactrain.policy import AdaptivePolicy, FixedPolicy, probe_compute, probe_link
 from pactrain.tiers import FALLBACK_TIER, TIER_NAMES, all_tiers, method_name
@@ -34,11 +35,16 @@ OVERLAP_PLAN_STEP = 5
 
 @dataclass
 class PacTrainMethod:
-    """The :class:`pactrain.methods.CommMethod` of the PacTrain methods."""
+    """The :class:`pactrain.methods.CommMethod` of the PacTrain methods.
+
+    ``control``: the run's operating point (:mod:`pactrain.operating_control`), for the
+    adaptive method when it measures (or replays a plan); ``None`` otherwise.
+    """
 
     state: CompactionState
     refresh_every: int = 50
     plan_overlap_at: int | None = None
+    control: OperatingControl | None = None
 
     @property
     def hook(self) -> Callable[..., Any]:
@@ -55,14 +61,15 @@ class PacTrainMethod:
         Why ``plan_overlap_at`` is early (a few steps after DDP rebuilt its buckets):
         on a slow link a short run may reach its target before the first refresh.
         """
-        if not isinstance(self.state.policy, AdaptivePolicy):
-            return
         done = step + 1
         refresh = self.refresh_every > 0 and done % self.refresh_every == 0
-        if refresh:
-            self.state.policy.refresh(self.state.comm)
-        if self.plan_overlap_at is not None and (refresh or done == self.plan_overlap_at):
-            self.state.plan_overlap()
+        if isinstance(self.state.policy, AdaptivePolicy):
+            if refresh:
+                self.state.policy.refresh(self.state.comm)
+            if self.plan_overlap_at is not None and (refresh or done == self.plan_overlap_at):
+                self.state.plan_overlap()
+        if self.control is not None:
+            self.control.after_step(step, revisit=refresh or done == self.plan_overlap_at)
 
     def summary(self) -> dict[str, Any]:
         total: Counter = Counter()
@@ -76,14 +83,21 @@ class PacTrainMethod:
             "decisions": {str(i): {"tier": d.tier, "numel": d.numel, "kept": d.kept}
                           for i, (_, _, d) in sorted(self.state.decisions.items())},
             "policy": policy.state_dict(),
+            "operating_point": None if self.control is None else self.control.summary(),
             "plan": list(self.state.plan),
             **self.state.comm.time_summary(),
         }
 
     def state_dict(self) -> dict[str, Any]:
-        return self.state.state_dict()
+        out = self.state.state_dict()
+        if self.control is not None:
+            out["operating_point"] = self.control.state_dict()
+        return out
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        # the point first: it sets the send budget the hook's state checks its own against
+        if self.control is not None:
+            self.control.load_state_dict(state.get("operating_point"))
         self.state.load_state_dict(state)
 
 
@@ -128,6 +142,10 @@ def make_pactrain(
     # send_density 0.05: +1.5 points over steps 450-800) and for nearest rounding (biased,
     # sound only with it; CompactionState refuses it off). Measurements: docs/pactrain-core.md.
     sampling = config.options.get("send_density") is not None
+    replays_point = isinstance(policy, ReplayPolicy) and policy.holds_operating_points
+    measures = (isinstance(policy, AdaptivePolicy) and config.probe_link
+                and config.world_size > 1 and dist.is_initialized())
+    steers = config.total_steps is not None and (replays_point or measures)
     state = CompactionState(process_group, tracker, config.world_size, config.rank,
                             config.seed, policy,
                             config.error_feedback_or(rounding == "nearest" or sampling),
@@ -135,11 +153,21 @@ def make_pactrain(
                             scale_group=scale_group, comm=comm,
                             send_density=config.options.get("send_density"),
                             send_select=config.options.get("send_select", "topk"),
-                            rounding=rounding)
+                            rounding=rounding, may_sample=steers)
     # the overlap plan is timing-driven like the probes: off when they are
     plan_at = (OVERLAP_PLAN_STEP if isinstance(policy, AdaptivePolicy) and config.probe_link
                and config.world_size > 1 else None)
-    return PacTrainMethod(state, config.refresh_every, plan_at)
+    control = None
+    if steers:
+        module = getattr(ddp_model, "module", ddp_model)
+        assert config.total_steps is not None
+        control = OperatingControl(
+            state, config.total_steps,
+            {**config.user_settings, "send_density": config.options.get("send_density")},
+            sum(p.numel() for p in module.parameters() if p.requires_grad),
+            frequency=config.user_settings.get("prune_frequency"),
+            error_feedback_fixed=config.error_feedback is not None)
+    return PacTrainMethod(state, config.refresh_every, plan_at, control)
 
 
 def _register(name: str, tier: str | None, description: str, lossy: bool,

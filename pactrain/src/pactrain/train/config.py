@@ -51,6 +51,8 @@ class RunConfig:
         prune_start, prune_end: fractions of ``steps`` where the pruning schedule runs.
         prune_frequency: steps between mask updates (``None``: about 10 updates).
         prune_initial: sparsity at ``prune_start`` (the cubic schedule's s_i).
+            ``None`` for any of the three: ``pactrain.attach``'s choice (the adaptive
+            method's operating point, :mod:`pactrain.operating_point`; else 0.1, 0.6, 0).
         prune_scope: how weights are ranked (``pactrain.names.PRUNE_SCOPES``).
         prune: parameter names or ``fnmatch`` patterns to prune (``None``: the default
             rule of :mod:`pactrain.selection`).
@@ -93,10 +95,10 @@ class RunConfig:
     bucket_cap_mb: float | None = None
     gradient_as_bucket_view: bool = True
     broadcast_buffers: bool = False
-    prune_start: float = 0.1
-    prune_end: float = 0.6
+    prune_start: float | None = None
+    prune_end: float | None = None
     prune_frequency: int | None = None
-    prune_initial: float = 0.0
+    prune_initial: float | None = None
     prune_scope: str = "lamp"
     prune: list[str] | None = None
     error_feedback: bool | None = None

@@ -29,18 +29,12 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from pactrain.attached import AttachSettings, PacTrain
+from pactrain.attached import PacTrain, attach, refuse_another_run
 from pactrain.masks import MaskTracker
-from pactrain.methods import (
-    MethodConfig,
-    apply_hook_momentum,
-    attach,
-    get_method,
-    method_communicator,
-    share_control,
-)
+from pactrain.methods import get_method, method_communicator
 from pactrain.models import get_model
-from pactrain.pruning import GradualPruner, PruningConfig
+from pactrain.operating_point import schedule_or_gradual
+from pactrain.pruning import PruningConfig
 from pactrain.train.config import RunConfig
 from pactrain.train.heartbeat import Heartbeat
 from pactrain.train.held_out import HeldOutCurve
@@ -48,39 +42,25 @@ from pactrain.train.optimizers import build_optimizer, default_lr
 from pactrain.wire_counters import read_own_counters, wire_per_step
 
 
-def attach_settings(config: RunConfig, world_size: int) -> AttachSettings:
-    """What ``pactrain.attach`` would record for this run (one place for its schedule)."""
-    return AttachSettings(
-        config.method, config.sparsity, config.steps, config.prune_start, config.prune_end,
-        config.prune_frequency, config.prune_scope, world_size, dict(config.method_options),
-        config.prune_initial)
-
-
 def pruning_config(config: RunConfig) -> PruningConfig:
-    """The schedule of a run: from ``prune_start`` to ``prune_end`` of its steps."""
-    return attach_settings(config, config.workers).pruning()
+    """The schedule ``attach`` lays over a run of ``config.steps`` steps before any
+    operating point is chosen (unset fractions: the gradual 0.1-0.6 ramp from 0)."""
+    start, end, initial = schedule_or_gradual(config.prune_start, config.prune_end,
+                                              config.prune_initial)
+    return PruningConfig.for_run(config.steps, config.sparsity, config.prune_scope, start,
+                                 end, config.prune_frequency, initial)
 
 
-def method_config(config: RunConfig, rank: int, world_size: int) -> MethodConfig:
-    """What the method factory receives."""
-    return MethodConfig(
-        world_size=world_size, rank=rank, sparsity=config.sparsity, seed=config.seed,
-        error_feedback=config.error_feedback, refresh_every=config.refresh_every,
-        probe_link=config.probe_link, plan=config.plan, options=dict(config.method_options),
-    )
-
-
-#: What a checkpoint must share with the run that resumes it: the model's weights and
-#: masks, every rank's method state and the pruning target only fit the run they came from.
+#: What a checkpoint must share with the run that resumes it beyond what ``attach``
+#: checks (:data:`pactrain.attached.MUST_MATCH`): the model's weights only fit the model
+#: they came from, and the optimizer's state only its optimizer.
 RESUME_MUST_MATCH: tuple[str, ...] = ("model", "method", "workers", "sparsity", "optimizer")
 
 
 def check_resumable(saved_config: str | None, config: RunConfig, world_size: int) -> None:
-    """Refuse to continue a checkpoint written by another kind of run.
-
-    Why: a method's state is per method and per rank, top-k sizes itself by the sparsity,
-    and the pruning schedule aims at it; loading another run's checkpoint would fail deep
-    inside a ``load_state_dict`` or, worse, quietly continue a different experiment.
+    """Refuse to continue a checkpoint written by another kind of run, before anything is
+    built (the same check as ``attach``'s, :func:`pactrain.attached.refuse_another_run`,
+    over the run's own facts too).
 
     Args:
         saved_config: the checkpoint's ``"config"`` (the writer's RunConfig as JSON);
@@ -88,7 +68,7 @@ def check_resumable(saved_config: str | None, config: RunConfig, world_size: int
         config: this run; ``world_size`` is its actual group size.
 
     Raises:
-        ValueError: naming each mismatch and the fix.
+        ResumeError: naming each mismatch and the fix.
     """
     if saved_config is None:
         return
@@ -96,15 +76,12 @@ def check_resumable(saved_config: str | None, config: RunConfig, world_size: int
     this = {"model": config.model, "method": config.method, "workers": world_size,
             "sparsity": config.sparsity, "optimizer": config.optimizer}
     saved.setdefault("optimizer", "sgd")  # checkpoints from before the choice were SGD's
-    wrong = [key for key in RESUME_MUST_MATCH if saved.get(key) != this[key]]
-    if wrong:
-        found = ", ".join(f"{key} {saved.get(key)!r} (this run: {this[key]!r})"
-                          for key in wrong)
-        fix = ", ".join(f"{key} {saved.get(key)!r}" for key in wrong)
-        raise ValueError(
-            f"checkpoint {config.resume} was written by a run with {found}; resume it with "
-            f"{fix}, or start a new run without resume"
-        )
+    fix = ", ".join(f"{key} {saved.get(key)!r}" for key in RESUME_MUST_MATCH
+                    if saved.get(key) != this[key])
+    refuse_another_run(saved, this, RESUME_MUST_MATCH,
+                       what=f"checkpoint {config.resume} was written by a run",
+                       fix=f"resume it with {fix}, or start a new run without resume",
+                       this_label="this run")
 
 
 def training_device(backend: str) -> torch.device:
@@ -144,21 +121,14 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
 
     device = training_device(config.backend)
     model = spec.build(config.seed).to(device)  # the same weights on every rank, then moved
-    tracker: MaskTracker | None = None
-    if method_spec.uses_pruning:
-        tracker = MaskTracker(GradualPruner(model, pruning_config(config), config.prune))
     optimizer = build_optimizer(config.optimizer, model.parameters(), lr, config.momentum,
                                 config.weight_decay)
-    start_step = 0
     checkpoint: dict[str, Any] | None = None
     if config.resume:
         checkpoint = torch.load(config.resume, map_location="cpu", weights_only=False)
         check_resumable(checkpoint.get("config"), config, world_size)
         model.load_state_dict(checkpoint["model"])
         optimizer.load_state_dict(checkpoint["optimizer"])
-        if tracker is not None:
-            tracker.load_state_dict(checkpoint["tracker"])
-        start_step = int(checkpoint["step"])
 
     ddp = DistributedDataParallel(
         model, device_ids=[device.index] if device.type == "cuda" else None,
@@ -168,16 +138,18 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         # buffers are still synced once here; RunConfig.broadcast_buffers says why not per step
         forward_sync_buffers=config.broadcast_buffers,
     )
-    method = method_spec.factory(None, ddp, method_config(config, rank, world_size), tracker)
-    share_control(method, tracker)
-    if checkpoint is not None and hasattr(method, "load_state_dict"):
-        per_rank = checkpoint.get("method_per_rank") or []
-        if rank < len(per_rank) and per_rank[rank] is not None:
-            method.load_state_dict(per_rank[rank])
-    attach(ddp, method)
-    apply_hook_momentum(method_spec, optimizer)
-    session = PacTrain(ddp, optimizer, attach_settings(config, world_size), method, tracker)
-    session.step = start_step
+    # the public entry point builds everything a user's loop gets: masks, method, hook,
+    # checks, and the per-step hooks (pactrain.attached)
+    session = attach(
+        ddp, optimizer, sparsity=config.sparsity, total_steps=config.steps,
+        method=config.method, prune_start=config.prune_start, prune_end=config.prune_end,
+        prune_frequency=config.prune_frequency, prune_initial=config.prune_initial,
+        scope=config.prune_scope, prune=config.prune, seed=config.seed,
+        error_feedback=config.error_feedback, options=dict(config.method_options),
+        state=checkpoint["pactrain"] if checkpoint is not None else None, plan=config.plan,
+        refresh_every=config.refresh_every, probe_link=config.probe_link)
+    method, tracker = session.method, session.tracker
+    start_step = session.step
 
     stream = spec.batches(rank, world_size, batch_size, config.seed,
                           start_step * config.accumulation)
@@ -249,8 +221,8 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
         result.update({f"final_{k}": v for k, v in spec.evaluate(model).items()})
         result["primary_metric"] = f"final_{spec.primary_metric}"
     if config.checkpoint:
-        _save_checkpoint(config.checkpoint, rank, world_size, model, optimizer, tracker,
-                         method, config, end_step)
+        _save_checkpoint(config.checkpoint, rank, world_size, model, optimizer, session,
+                         config)
     return result
 
 
@@ -312,28 +284,25 @@ def _result(
         "mask_repairs": tracker.repairs if tracker else 0,
         "mask_history": [list(h) for h in tracker.history] if tracker else [],
         "tier_counts": summary.get("tier_counts", {}),
+        "operating_point": summary.get("operating_point"),
         "plan": summary.get("plan"),
         "tier_counts_per_bucket": summary.get("tier_counts_per_bucket", {}),
         "method_summary": summary,
     }
 
 
-def _save_checkpoint(
-    path: str, rank: int, world_size: int, model: torch.nn.Module,
-    optimizer: torch.optim.Optimizer, tracker: MaskTracker | None, method: Any,
-    config: RunConfig, step: int,
-) -> None:
-    """Rank 0 writes model, optimizer, masks and every rank's hook state (gathered)."""
-    method_state = method.state_dict() if hasattr(method, "state_dict") else None
+def _save_checkpoint(path: str, rank: int, world_size: int, model: torch.nn.Module,
+                     optimizer: torch.optim.Optimizer, session: PacTrain,
+                     config: RunConfig) -> None:
+    """Rank 0 writes model, optimizer and every rank's :meth:`PacTrain.state_dict`
+    (gathered): the format ``attach(..., state=checkpoint["pactrain"])`` continues."""
     gathered: list[Any] = [None] * world_size
-    dist.all_gather_object(gathered, method_state)
+    dist.all_gather_object(gathered, session.state_dict())
     if rank == 0:
         torch.save({
             "model": model.state_dict(),
             "optimizer": optimizer.state_dict(),
-            "tracker": tracker.state_dict() if tracker else None,
-            "method_per_rank": gathered,
-            "step": step,
+            "pactrain": gathered,
             "config": config.to_json(),
         }, path)
     dist.barrier()
