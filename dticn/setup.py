@@ -28,6 +28,7 @@ COMPILED = [
     "src/dticn/packets/matching.py",
     "src/dticn/packets/lp.py",
     "src/dticn/packets/decode.py",
+    "src/dticn/forwarder/settings.py",
     "src/dticn/forwarder/counters.py",
     "src/dticn/forwarder/cs.py",
     "src/dticn/forwarder/dead_nonce.py",

@@ -61,7 +61,8 @@ def bench_core(n: int, repeats: int = 3) -> dict[str, float]:
 
 def _core_once(n: int) -> tuple[float, float]:
     from dticn.forwarder.face import RecordingFace
-    from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+    from dticn.forwarder.forwarder import Forwarder
+    from dticn.forwarder.settings import ForwarderConfig
     from dticn.packets import Data, Interest, name_from_str
     from dticn.sim.kernel import EventKernel
 

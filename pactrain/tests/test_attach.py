@@ -232,10 +232,12 @@ def _run_example(name: str, launcher: str, tmp_path: Path, *extra: str) -> list[
         assert line["steps"] == 200 and line["density"] == pytest.approx(0.2, abs=1e-3)
         assert line["zero_weights"] == int(0.8 * prunable)  # pruned weights are zero
         assert line["test_accuracy"] > 0.9
-        # Compacted on the wire, on the fixed fp16 tier (the ramp's denser first steps
-        # included). The tight bounds are tested in test_a_fixed_tier_sends_... and with a
-        # replayed plan (tests/test_plan.py).
-        assert line["payload_bytes_per_step"] < 0.85 * dense_bytes
+        # Compacted on the wire, on the fixed fp16 tier: 2 of 4 bytes per kept entry,
+        # and the gradual ramp (dense for steps 0-19, the cubic ramp to 80% over 20-120,
+        # then 20%) keeps about 0.4 of the entries on average, so 0.2 x dense; no timing
+        # enters a fixed tier, so the bound is this plus a margin for the mask updates'
+        # step granularity.
+        assert line["payload_bytes_per_step"] < 0.3 * dense_bytes
     assert lines[0]["weights_sum"] == lines[1]["weights_sum"]  # one model on both ranks
     return lines
 

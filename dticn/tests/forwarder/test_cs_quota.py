@@ -14,7 +14,7 @@ import time
 import pytest
 
 from dticn.forwarder.cs import ContentStore
-from dticn.forwarder.forwarder import ForwarderConfig
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.packets import Data, Interest, name_from_str
 from dticn.packets.name import Name
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dticn.forwarder.face import CallbackFace, LinkType
-from dticn.forwarder.forwarder import ForwarderConfig
 from dticn.forwarder.hooks import ForwarderHooks, UnsolicitedDataVerdict
 from dticn.forwarder.retx import RetxPolicy
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.packets import (
     ContentType,
     Data,

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dticn.forwarder.face import RecordingFace
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.packets import (
     Data,
     DecodeError,

@@ -10,8 +10,9 @@ from __future__ import annotations
 import time
 
 from dticn.forwarder.face import RecordingFace
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.pit import Pit
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.packets import Data, Interest, LpPacket, NackReason, NameTooLong, name_from_str
 from dticn.packets.ndn import decode_data
 from dticn.sim.kernel import EventKernel

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from dticn.forwarder.face import RecordingFace
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.retx import RetxPolicy
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.packets import Data, Interest, decode_packet, name_from_str
 from dticn.sim.kernel import EventKernel
 

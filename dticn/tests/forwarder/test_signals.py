@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 from dticn.forwarder.face import Face
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks
 from dticn.forwarder.pit import PitEntry
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.packets import Data, Interest, name_from_str
 
 from .conftest import Node

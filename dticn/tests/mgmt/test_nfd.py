@@ -8,7 +8,8 @@ from ndn.encoding import InterestParam, make_interest
 from ndn.security import DigestSha256Signer
 
 from dticn.forwarder.face import FaceScope, RecordingFace
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.mgmt.nfd import NfdManagement
 from dticn.packets import Data, decode_packet, name_from_str
 from dticn.sim.kernel import EventKernel

@@ -4,18 +4,16 @@ Why: compaction alone is ideal in bytes, but whether fewer bytes pay off depends
 link. On a fast link a small bucket costs mostly latency (alpha) and the gather/scatter
 of compaction is pure overhead; on a slow link every byte counts (beta) and even the
 ternary tier's extra latency is worth its 4x saving. Each tier declares its price
-(:meth:`pactrain.tiers.base.Tier.price`, from its module in :mod:`pactrain.tiers`); today's:
+(:meth:`pactrain.tiers.base.Tier.price`, from its module in :mod:`pactrain.tiers`), one
+formula for all:
 
-    t(bytes)  = alpha + beta * 2(N-1)/N * bytes               (ring all-reduce)
-    dense     = t(4 n)            + c_mask * n
-    fp32      = t(4 k)            + c_gather * k
-    fp16/bf16 = t(2 k)            + (c_gather + c_cast) * k
-    ternary   = alpha + t(k + 4c)  + (c_gather + c_ternary) * k   (one MAX, one int8 sum)
-    packed    = alpha + t(b k + 4c) + (c_gather + c_ternary + c_pack) * k
-                (b = 4 / digits per int32 word: 0.4 at N = 4; one MAX, one int32 sum)
+    price = collectives x alpha + beta x 2(N-1)/N x payload bytes + local work
 
-(n entries in the bucket, k sent: the kept ones, or this step's sample of them under
-``send_density``; c = ceil(k / 256) ternary scales, one per chunk.) A
+with the payload ``bytes_per_entry(N) x k + extra_bytes(k)`` (n entries in the bucket, k
+sent: the kept ones, or this step's sample of them under ``send_density``; the whole
+bucket for the fallback) and the local work per entry from :func:`probe_compute`. Each
+tier's terms are in the generated table of docs/pactrain-core.md
+(:mod:`pactrain.tiers.table`), so no list here goes stale. A
 lossy tier is chosen only when it beats the best lossless tier by ``lossy_margin``, so
 accuracy is not traded for noise-level gains.
 
@@ -25,8 +23,9 @@ if it ends before bucket b+1 is ready (then the link is idle again when b+1 arri
 no transfer queues). So each bucket gets a *hide budget*: ``hide_fraction`` x the
 measured gap between its hook call and the next bucket's (:meth:`AdaptivePolicy.plan_overlap`;
 the last bucket's budget is 0: nothing computes after it). Within its budget a bucket
-takes the most precise tier that fits (exact fp32/dense, then fp16/bf16, then the ternary
-tiers), else the cheapest as above. Measured on resnet18 at 100 Mbit/s this is what lets
+takes the most precise tier that fits (by the tiers' declared precision levels,
+:func:`precision_levels`: exact, then half, then the multi-level codes, then the ternary
+codes), else the cheapest as above. Measured on resnet18 at 100 Mbit/s this is what lets
 the early, large buckets travel in fp16 under the backward pass instead of as ternary
 codes, at no cost in step time.
 

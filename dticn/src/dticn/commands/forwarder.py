@@ -63,8 +63,8 @@ def forwarder(
     import asyncio
     import logging
 
-    from dticn.forwarder.forwarder import ForwarderConfig
     from dticn.forwarder.retx import RetxPolicy
+    from dticn.forwarder.settings import ForwarderConfig
     from dticn.net.daemon import print_ready, serve
     from dticn.net.listen import ListenerError
     from dticn.net.serving import RouteUnreachable

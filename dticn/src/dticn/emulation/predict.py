@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from dticn.apps.consumer import ConsumerApp
 from dticn.emulation.edge_scenario import EdgeScenario
 from dticn.emulation.emulated_edge import Edge
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.links.app_endpoint import Endpoint
 from dticn.links.internet import InternetLink
 from dticn.packets.name import name_from_str, name_to_str

@@ -27,8 +27,9 @@ from dticn.apps.producer import NodeApp
 from dticn.edge_profiles import Profile, get_profile
 from dticn.energy.profiles import energy_profile_for_mac
 from dticn.experiments.params import Experiment
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder
 from dticn.forwarder.hooks import ForwarderHooks
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.links.app_endpoint import Endpoint
 from dticn.links.internet import InternetLink
 from dticn.links.observer import PacketCounter

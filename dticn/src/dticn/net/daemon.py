@@ -7,7 +7,8 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 
-from dticn.forwarder.forwarder import Forwarder, ForwarderConfig
+from dticn.forwarder.forwarder import Forwarder
+from dticn.forwarder.settings import ForwarderConfig
 from dticn.mgmt.command_auth import CommandAuthenticator
 from dticn.mgmt.nfd import NfdManagement
 from dticn.net.asyncio_clock import AsyncioClock

@@ -16,9 +16,8 @@ Algorithm of :func:`~.hook.compaction_hook` for one bucket:
 3. Send with that tier (its module in :mod:`pactrain.tiers`; :mod:`.send`): ``dense``, the
    fallback, zeroes the pruned entries and all-reduces the whole bucket
    (:func:`~.send.send_whole_bucket`); every other tier gets the kept entries, gathered
-   (+ error-feedback residual), and sends them its way (fp32, fp16/bf16, int8 ternary
-   codes with chunk scales, or the same codes packed as carry-free base-(2N+1) digits of
-   int32 words), all through one skeleton, :func:`~.send.send_kept`.
+   (+ error-feedback residual), and sends them its way (its ``send``: floats, or codes
+   with chunk scales), all through one skeleton, :func:`~.send.send_kept`.
    With ``send_density`` the tier gets only this step's agreed sample of the kept entries
    (:mod:`.sampling`: the same on every rank: by default each parameter's chunks of 256
    kept entries with the largest group-wide max |v|, :meth:`~.sampling.Sampler.top_chunks`,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from pactrain.policy import AdaptivePolicy, FixedPolicy
-from pactrain.tiers import TIER_NAMES
+from pactrain.tiers import TIER_NAMES, check_serves
 from pactrain.tiers.base import Tier
 
 LOG = logging.getLogger("pactrain.compaction")
@@ -72,12 +72,7 @@ def check_policy(tiers: dict[str, Tier], policy: FixedPolicy | AdaptivePolicy,
     if isinstance(policy, FixedPolicy):
         if policy.tier not in tiers:
             raise ValueError(f"unknown tier {policy.tier!r}; choose one of {TIER_NAMES}")
-        forced = tiers[policy.tier]
-        if not forced.serves(world_size):
-            raise ValueError(
-                f"the {forced.name} tier serves at most {forced.max_world_size} workers "
-                f"({forced.limit_reason}; world size {world_size}); use "
-                "pactrain-packed, pactrain-fp16 or the adaptive pactrain method")
+        check_serves([policy.tier], world_size, f"pactrain-{policy.tier}")
     if isinstance(policy, AdaptivePolicy):
         refused = [t for t in policy.allowed if not tiers[t].serves(world_size)]
         if refused:

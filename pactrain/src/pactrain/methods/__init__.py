@@ -81,8 +81,8 @@ class MethodConfig:
             PacTrain's tiers (ternary is unbiased but not contractive, and feeding its large
             residuals back added variance: digits-cnn, 80% sparse, 300 steps, 0.971 with,
             0.980 without), on for top-k and PowerSGD, which are biased without it.
-        tier: force one PacTrain tier (``"dense"``, ``"fp32"``, ``"fp16"``, ``"bf16"``,
-            ``"ternary"``, ``"packed"``); ``None`` lets the adaptive policy decide per bucket.
+        tier: force one PacTrain tier (a name of :data:`pactrain.tiers.TIER_NAMES`);
+            ``None`` lets the adaptive policy decide per bucket.
         allowed_tiers: tiers the adaptive policy may pick from (``None``: those whose
             module declares ``adaptive_default``, :func:`pactrain.policy.adaptive_tiers`).
         refresh_every: steps between refreshes of the measured link model.

@@ -1,11 +1,12 @@
-"""`pactrain` (adaptive tiers) and the forced-tier variants `pactrain-fp32`, `-fp16`,
-`-bf16`, `-ternary` and `-packed`: pruning plus the compaction hook of :mod:`pactrain.compaction`
-(its state's :class:`~pactrain.compression.communicator.Communicator` counts, times and
-tells the policy about every collective).
+"""`pactrain` (adaptive tiers) and one forced-tier method `pactrain-<tier>` for every tier
+of :data:`pactrain.tiers.TIER_NAMES` but the fallback: pruning plus the compaction hook of
+:mod:`pactrain.compaction` (its state's
+:class:`~pactrain.compression.communicator.Communicator` counts, times and tells the policy
+about every collective).
 
-On the wire: per bucket, the kept entries only (fp32, fp16/bf16, int8 ternary codes or the
-same codes packed as carry-free base-(2N+1) digits of int32 words, plus the fp32 scales),
-or the whole bucket when the policy finds that cheaper.
+On the wire: per bucket, the kept entries only, in the bucket's tier (the generated table
+of docs/pactrain-core.md, :mod:`pactrain.tiers.table`), or the whole bucket when the
+policy finds that cheaper.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.operating_control import OperatingControl
 from pactrain.plan import PlanError, ReplayPolicy, load_plan
 from pactrain.policy import AdaptivePolicy, FixedPolicy, probe_compute, probe_link
-from pactrain.tiers import FALLBACK_TIER, TIER_NAMES, all_tiers, method_name
+from pactrain.tiers import FALLBACK_TIER, TIER_NAMES, all_tiers, check_serves, method_name
 
 #: Step after which the adaptive policy first plans the overlap: DDP rebuilds its buckets
 #: after step 1, then a few steps of gaps are measured.
@@ -120,12 +121,7 @@ def make_pactrain(
     if config.plan is not None:
         policy: FixedPolicy | AdaptivePolicy | ReplayPolicy = ReplayPolicy(
             load_plan(config.plan, TIER_NAMES))
-        tiers = all_tiers()
-        for name in sorted(policy.tiers):
-            if not tiers[name].serves(config.world_size):
-                raise PlanError(f"the plan uses {name}, which serves at most "
-                                f"{tiers[name].max_world_size} workers; this run has "
-                                f"{config.world_size}")
+        check_serves(policy.tiers, config.world_size, "the plan", PlanError)
     elif forced is not None:
         policy = FixedPolicy(forced)
     else:

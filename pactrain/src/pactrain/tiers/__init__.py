@@ -6,8 +6,9 @@ Each name is the module ``pactrain.tiers.<name>``, which defines ``TIER``, a
 level, its bytes for (n kept entries, N workers), its price on a link model and its send.
 The policy (:mod:`pactrain.policy`), the method registry and CLI names
 (:mod:`pactrain.methods.pactrain`, :mod:`pactrain.names`), the plan checker and the docs
-table (checked by ``tests/test_tiers.py``) all read this list, so adding a tier is its
-module plus one line here.
+table (generated, :mod:`pactrain.tiers.table`) all read this list, so adding a tier is its
+module plus one line here (then ``python -m pactrain.tiers.table --write
+docs/pactrain-core.md`` regenerates the table; ``tests/test_tiers.py`` checks it).
 
 This module imports nothing heavy: :mod:`pactrain.names` reads :data:`TIER_NAMES` to list
 the methods for ``--help`` without importing torch.
@@ -57,6 +58,23 @@ def get_tier(name: str) -> Tier:
     if name not in TIER_NAMES:
         raise ValueError(f"unknown tier {name!r}; choose one of {', '.join(TIER_NAMES)}")
     return importlib.import_module(f"{__name__}.{name}").TIER
+
+
+def check_serves(names: tuple[str, ...] | list[str] | set[str], world_size: int,
+                 what: str, error: type[ValueError] = ValueError) -> None:
+    """The one check of the tiers' worker limits (a forced tier, a replayed plan): refuse
+    ``world_size`` beyond what a tier named in ``names`` serves.
+
+    Raises:
+        ``error``: naming the tier, its limit and why, and what to use instead.
+    """
+    for name in sorted(names):
+        tier = get_tier(name)
+        if not tier.serves(world_size):
+            raise error(f"{what} uses the {name} tier, which serves at most "
+                        f"{tier.max_world_size} workers ({tier.limit_reason}); this group "
+                        f"has {world_size}: use pactrain-packed, pactrain-fp16 or the "
+                        "adaptive pactrain method")
 
 
 def all_tiers() -> dict[str, Tier]:
