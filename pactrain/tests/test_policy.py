@@ -87,3 +87,21 @@ def test_state_round_trip_and_validation() -> None:
     assert FixedPolicy("fp32").decide(10, 5, 2).tier == "fp32"
     with pytest.raises(ValueError, match="unknown"):
         AdaptivePolicy(allowed=("fp8",))
+
+
+def test_a_refresh_probe_is_sized_to_the_link() -> None:
+    """At 10 Mbit/s the start-up probe's 512 KB message took 0.6 s, four times a refresh;
+    a refresh's message takes about REFRESH_PROBE_S on the link it believes in."""
+    from pactrain.costs import LinkModel, ring_factor
+    from pactrain.policy import (
+        REFRESH_PROBE_ENTRIES,
+        REFRESH_PROBE_S,
+        refresh_probe_entries,
+    )
+
+    slow = LinkModel(alpha_s=0.005, beta_s_per_byte=1 / 1.25e6)  # 10 Mbit/s
+    entries = refresh_probe_entries(slow, 4)
+    seconds = 4 * ring_factor(4) * slow.beta_s_per_byte * entries
+    assert seconds == pytest.approx(REFRESH_PROBE_S, rel=0.01)
+    assert refresh_probe_entries(LinkModel(1e-5, 1e-12), 4) == REFRESH_PROBE_ENTRIES[1]
+    assert refresh_probe_entries(LinkModel(1.0, 1e-3), 4) == REFRESH_PROBE_ENTRIES[0]

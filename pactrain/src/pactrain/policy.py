@@ -110,6 +110,30 @@ def probe_link(
     return LinkModel(alpha, beta)
 
 
+#: Seconds the large message of a refresh's probe should take on the current link model.
+REFRESH_PROBE_S = 0.05
+
+#: Bounds of that message (fp32 entries): the start-up probe's size at most.
+REFRESH_PROBE_ENTRIES: tuple[int, int] = (4096, 131072)
+
+
+def refresh_probe_entries(link: LinkModel, world_size: int) -> int:
+    """Entries of a refresh probe's large all-reduce: what takes about
+    :data:`REFRESH_PROBE_S` on ``link``, within :data:`REFRESH_PROBE_ENTRIES`.
+
+    Why: the start-up probe's 512 KB message takes 0.6 s at 10 Mbit/s (4 workers) and a
+    refresh sends it 4 times, every 50 steps: on fashion-cnn that was 38 s of an 800-step
+    run, 0.048 s a step of the 0.254 s the adaptive method took (2026-12-07). A message
+    sized to the link keeps the fit's resolution where it matters and the cost near
+    0.25 s a refresh.
+    """
+    low, high = REFRESH_PROBE_ENTRIES
+    per_entry = 4 * ring_factor(world_size) * link.beta_s_per_byte
+    if per_entry <= 0:
+        return high
+    return int(min(high, max(low, REFRESH_PROBE_S / per_entry)))
+
+
 def probe_compute(comm: Communicator, n: int = 1 << 18, density: float = 0.25,
                   seed: int = 0) -> ComputeCosts:
     """Time each tier's local work per element on this machine (group agrees on MAX)."""
@@ -316,7 +340,8 @@ class AdaptivePolicy:
             # Lower envelope with a barrier-aligned probe: rank skew inflates what the
             # hook observes but cannot inflate the probe, and compression cannot fix skew.
             comm.control_barrier()
-            probed = probe_link(comm, repeats=3)
+            probed = probe_link(comm, large=refresh_probe_entries(self.link, world_size),
+                                repeats=3)
             alpha, beta = min(alpha, probed.alpha_s), min(beta, probed.beta_s_per_byte)
         alpha, beta = agree_numbers([alpha, beta], comm, dist.ReduceOp.SUM)
         self.link = LinkModel(
