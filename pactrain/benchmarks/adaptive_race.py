@@ -94,10 +94,13 @@ def row_of(name: str, seed: int, curve: Curve, target: float, lower: bool) -> di
 
 
 def median_of(rows: list[dict[str, Any]], key: str) -> float | None:
-    """The median over seeds; ``None`` if any seed has none (a missed target counts as
-    missed, not as left out)."""
-    values = [r[key] for r in rows]
-    return None if not values or any(v is None for v in values) else statistics.median(values)
+    """The median over seeds, a seed without a value counting as slower than any with one
+    (a missed target is a miss, not left out); ``None`` when the median itself is one."""
+    values = sorted(float("inf") if r[key] is None else r[key] for r in rows)
+    if not values:
+        return None
+    middle = statistics.median_low(values) if len(values) % 2 == 0 else statistics.median(values)
+    return None if middle == float("inf") else middle
 
 
 def summary(rows: list[dict[str, Any]], entrants: list[str]) -> list[dict[str, Any]]:
@@ -161,6 +164,48 @@ def plot(rows: list[dict[str, Any]], metric: str, target: float, title: str,
     plt.close(fig)
 
 
+def report(rows: list[dict[str, Any]], args: argparse.Namespace, metric: str,
+           entrants: list[str], console: Console) -> None:
+    """Print the medians, and write ``--out``'s JSON, markdown table and plot."""
+    lines = summary(rows, entrants)
+    seeds = sorted({r["seed"] for r in rows})
+    table = Table(title=f"{args.model} at {args.bandwidth}, medians of seeds {seeds}")
+    for column in ("entrant", "to target s", "steps", "s/step", "start-up s", "B/step",
+                   "best", "defaults/entrant"):
+        table.add_column(column)
+    for line in lines:
+        table.add_row(line["entrant"], _fmt(line["time_to_target_s"], ".1f"),
+                      _fmt(line["steps_to_target"], ".0f"),
+                      _fmt(line["steady_s_per_step"], ".3f"), _fmt(line["startup_s"], ".1f"),
+                      _fmt(line["payload_bytes_per_step"], ",.0f"),
+                      _fmt(line["best_metric"], ".4f"),
+                      _fmt(line["defaults_over_this"], ".2f"))
+    console.print(table)
+    prefix = output_prefix(args.out)
+    prefix.with_suffix(".json").write_text(json.dumps(
+        {"args": vars(args), "rows": rows, "summary": lines}, indent=2, default=str))
+    prefix.with_suffix(".md").write_text(markdown(lines, metric))
+    plot(rows, metric, args.target, f"{args.model}, {args.workers} workers at {args.bandwidth}",
+         prefix.with_suffix(".png"))
+    console.print(f"wrote {prefix}.json, .md and .png")
+
+
+def summarize(args: argparse.Namespace) -> int:
+    """``--summarize``: join earlier results and report them."""
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    entrants: list[str] = []
+    for path in args.summarize:
+        for row in json.loads(Path(path).read_text())["rows"]:
+            rows[(row["entrant"], row["seed"])] = row
+            if row["entrant"] not in entrants:
+                entrants.append(row["entrant"])
+    from pactrain.models import get_model
+
+    report(list(rows.values()), args, get_model(args.model).primary_metric, entrants,
+           Console())
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="fashion-cnn")
@@ -177,7 +222,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--budget", type=float, default=None,
                         help="Training seconds an entrant may spend (default: none).")
     parser.add_argument("--out", default="adaptive-race")
+    parser.add_argument("--summarize", nargs="+", default=None, metavar="JSON",
+                        help="Run nothing: join the rows of these results of this script "
+                        "(a later row replaces an earlier one of the same entrant and "
+                        "seed) and write --out's table and plot.")
     args = parser.parse_args(argv)
+    if args.summarize:
+        return summarize(args)
 
     from pactrain.bench.network import bench_network
     from pactrain.models import check_data, get_model
@@ -218,26 +269,7 @@ def main(argv: list[str]) -> int:
                 prefix.with_suffix(".json").write_text(json.dumps(
                     {"args": vars(args), "rows": rows}, indent=2, default=str))
                 bar.advance(task)
-    lines = summary(rows, args.entrants)
-    table = Table(title=f"{args.model} at {args.bandwidth}, medians of seeds {args.seeds}")
-    for column in ("entrant", "to target s", "steps", "s/step", "start-up s", "B/step",
-                   "best", "defaults/entrant"):
-        table.add_column(column)
-    for line in lines:
-        table.add_row(line["entrant"], _fmt(line["time_to_target_s"], ".1f"),
-                      _fmt(line["steps_to_target"], ".0f"),
-                      _fmt(line["steady_s_per_step"], ".3f"), _fmt(line["startup_s"], ".1f"),
-                      _fmt(line["payload_bytes_per_step"], ",.0f"),
-                      _fmt(line["best_metric"], ".4f"),
-                      _fmt(line["defaults_over_this"], ".2f"))
-    console.print(table)
-    prefix.with_suffix(".json").write_text(json.dumps(
-        {"args": vars(args), "rows": rows, "summary": lines}, indent=2, default=str))
-    prefix.with_suffix(".md").write_text(markdown(lines, spec.primary_metric))
-    plot(rows, spec.primary_metric, args.target,
-         f"{args.model}, {args.workers} workers at {args.bandwidth}",
-         prefix.with_suffix(".png"))
-    console.print(f"wrote {prefix}.json, .md and .png")
+    report(rows, args, spec.primary_metric, args.entrants, console)
     return 0
 
 

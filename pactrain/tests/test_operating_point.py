@@ -17,6 +17,7 @@ from pactrain.operating_point import (
     Rules,
     budget_entries,
     choose,
+    provisional,
     revisit_send_density,
 )
 from pactrain.train.local_group import run_on_local_group
@@ -92,6 +93,15 @@ def test_revisiting_moves_the_budget_only_past_the_hysteresis() -> None:
                                 RULES) is None
 
 
+def test_the_provisional_point_sends_the_floor_and_keeps_what_the_user_set() -> None:
+    point = provisional({})
+    assert point.send_density == Rules().min_send_density and point.step == 0
+    assert (point.prune_start, point.prune_end, point.prune_initial) == Rules().slow_schedule
+    mine = provisional({"send_density": 0.2, "prune_end": 0.5})
+    assert mine.send_density == 0.2 and mine.prune_end == 0.5
+    assert mine.chosen_by["send_density"] == "user" == mine.chosen_by["prune_end"]
+
+
 def test_a_point_survives_its_dict() -> None:
     point = choose(_price(1e-6), Measured(0.1, ENTRIES, 4), {"prune_end": 0.3}, step=1)
     assert OperatingPoint.from_dict(point.to_dict()) == point
@@ -154,11 +164,12 @@ def test_attach_defaults_choose_the_point_on_every_rank_alike() -> None:
     assert first["send_density"] == first["point"]["send_density"] is not None
     assert len(first["decisions"]) == 3
     assert {"step": 2, "operating_point": first["point"]} in first["plan"]
-    # from step 2 the budget (the floor, 5% of the entries, in whole chunks of 256 per
+    assert [e["step"] for e in first["plan"] if "operating_point" in e] == [0, 2]
+    # from step 0 the budget (the floor, 5% of the entries, in whole chunks of 256 per
     # parameter) caps what a step sends, whatever tier carries it: under 10% of the
     # gradient in fp32
     dense_fp32 = 4 * sum(p.numel() for p in _model().parameters())
-    assert max(first["sent"][2:]) < 0.1 * dense_fp32
+    assert max(first["sent"]) < 0.1 * dense_fp32
     for a, b in zip(first["weights"], results[1]["weights"], strict=True):
         assert torch.equal(a, b)
 
@@ -168,6 +179,9 @@ def test_a_fast_link_keeps_todays_defaults() -> None:
     point = results[0]["point"]
     assert not point["slow"] and point["send_density"] is None
     assert results[0]["start_step"] == int(GRADUAL_SCHEDULE[0] * 40)
+    assert results[0]["send_density"] is None  # the provisional budget is undone
+    # from step 2 every kept entry travels again: more than the budgeted first steps
+    assert min(results[0]["sent"][3:]) > 2 * max(results[0]["sent"][:2])
 
 
 def test_a_recorded_plan_replays_the_point_and_the_weights() -> None:

@@ -8,11 +8,13 @@ budget, records the point in the run's plan and carries it across a checkpoint.
 When (every rank at the same step, from
 :meth:`pactrain.methods.pactrain.PacTrainMethod.on_step_end`):
 
-- the end of step :data:`DECIDE_AFTER` (1): the first decision, taking hold at the next
-  step. Steps 0 and 1 are the only ones sent without a budget; the faster of their two
-  compute times is what the decision weighs the link against (step 0's alone is
-  inflated by DDP's and the allocator's first-iteration work: 153 ms against 11 ms on a
-  small MLP here, which would have called a slow link fast);
+- construction (:meth:`OperatingControl.start`): the provisional point
+  (:func:`pactrain.operating_point.provisional`: the floor budget from step 0, nothing
+  pruned before the decision, so a fast link undoes it);
+- the end of step :data:`DECIDE_AFTER` (1): the decision, taking hold at the next step.
+  The faster of the two steps' compute times is what it weighs the link against (step
+  0's alone is inflated by DDP's and the allocator's first-iteration work: 153 ms
+  against 11 ms on a small MLP here, which would have called a slow link fast);
 - the overlap-planning step and every link refresh: the send budget is revisited with the
   median of the latest steps' compute and the refreshed link
   (:func:`pactrain.operating_point.revisit_send_density`).
@@ -36,6 +38,7 @@ from pactrain.operating_point import (
     OperatingPoint,
     Rules,
     choose,
+    provisional,
     revisit_send_density,
 )
 from pactrain.policy import AdaptivePolicy, agree_numbers
@@ -78,7 +81,10 @@ class OperatingControl:
             kept once the policy samples (as ``make_pactrain`` does for a user's
             ``send_density``).
         rules: the numbers of the choice.
-        point: the point in effect (``None`` before the first decision).
+        point: the point in effect (the provisional one until the decision).
+        decided: whether the decision after :data:`DECIDE_AFTER` was taken.
+        base_error_feedback: the state's error feedback when not sampling (restored if
+            the decision drops the provisional budget).
     """
 
     state: CompactionState
@@ -89,6 +95,18 @@ class OperatingControl:
     error_feedback_fixed: bool = False
     rules: Rules = field(default_factory=Rules)
     point: OperatingPoint | None = None
+    decided: bool = False
+    base_error_feedback: bool = False
+
+    def start(self) -> None:
+        """Put the provisional point (or a replayed plan's first) in effect before step 0;
+        its schedule is laid from the decision's step on, so no mask is taken before it."""
+        self.base_error_feedback = self.state.error_feedback
+        replay = self._replay()
+        point = replay.operating_point_at(0) if replay is not None else provisional(
+            self.user, self.rules)
+        if point is not None:
+            self.apply(point, 0, schedule_from_step=DECIDE_AFTER + 1)
 
     # -- when ----------------------------------------------------------------------------
     def after_step(self, step: int, revisit: bool) -> None:
@@ -99,29 +117,35 @@ class OperatingControl:
             if point is not None:
                 self.apply(point, step + 1)
             return
-        if self.point is None and step == DECIDE_AFTER:
+        if not self.decided and step == DECIDE_AFTER:
             self.apply(choose(self._price, self._measured(min), self.user, self.rules,
                               step + 1), step + 1)
-        elif self.point is not None and revisit:
+        elif self.decided and self.point is not None and revisit:
             changed = revisit_send_density(self.point, self._price, self._measured(),
                                            self.rules, step + 1)
             if changed is not None:
                 self.apply(changed, step + 1)
 
     # -- effect --------------------------------------------------------------------------
-    def apply(self, point: OperatingPoint, from_step: int, record: bool = True) -> None:
-        """Reschedule the pruner (only on the first point: masks taken stay taken), set
-        the send budget, and record the point in the plan."""
-        first = self.point is None
+    def apply(self, point: OperatingPoint, from_step: int, record: bool = True,
+              schedule_from_step: int | None = None) -> None:
+        """Reschedule the pruner (while no mask has been taken: masks taken stay taken),
+        set the send budget and the codes' error feedback, and record the point in the
+        plan. ``schedule_from_step``: the first step the schedule may prune at (default
+        ``from_step``)."""
         self.point = point
+        self.decided = self.decided or point.step > 0
         pruner = self.state.tracker.pruner
-        if first and any(point.chosen_by.get(name) != "user"
-                         for name in ("prune_start", "prune_end", "prune_initial")):
-            pruner.config = schedule_from(point, pruner.config, self.total_steps, from_step,
-                                          self.frequency)
+        if self.state.tracker.mask_version == 0 and any(
+                point.chosen_by.get(name) != "user"
+                for name in ("prune_start", "prune_end", "prune_initial")):
+            pruner.config = schedule_from(
+                point, pruner.config, self.total_steps,
+                from_step if schedule_from_step is None else schedule_from_step,
+                self.frequency)
         sampling = point.send_density is not None
-        if sampling and not self.error_feedback_fixed:
-            self.state.error_feedback = True
+        if not self.error_feedback_fixed:
+            self.state.error_feedback = True if sampling else self.base_error_feedback
         self.state.set_send_density(point.send_density)
         if record:
             self.state.plan.append({"step": from_step, "operating_point": point.to_dict()})
@@ -148,16 +172,18 @@ class OperatingControl:
     # -- checkpoint ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         return {"point": None if self.point is None else self.point.to_dict(),
-                "schedule": None if self.point is None else
-                self.state.tracker.pruner.config.__dict__.copy()}
+                "decided": self.decided, "base_error_feedback": self.base_error_feedback,
+                "schedule": self.state.tracker.pruner.config.__dict__.copy()}
 
     def load_state_dict(self, saved: dict[str, Any] | None) -> None:
         """Put a saved point back in effect (its schedule as it was laid, its budget),
         without recording it again (the plan is restored with the hook's state)."""
         if not saved or saved.get("point") is None:
             return
-        self.point = None
+        self.base_error_feedback = bool(saved.get("base_error_feedback",
+                                                  self.base_error_feedback))
         self.apply(OperatingPoint.from_dict(saved["point"]), 0, record=False)
+        self.decided = bool(saved.get("decided", True))
         if saved.get("schedule") is not None:
             self.state.tracker.pruner.config = PruningConfig(**saved["schedule"])
 

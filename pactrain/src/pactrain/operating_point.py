@@ -230,6 +230,33 @@ def choose(price: PriceOfSending, measured: Measured, user: dict[str, Any],
                           chosen["prune_initial"], density, slow, by, tuple(reasons), step)
 
 
+def provisional(user: dict[str, Any], rules: Rules = Rules()) -> OperatingPoint:
+    """The point a measuring run starts from, before any step is timed: the slow-link
+    schedule and the floor budget (what the user set kept).
+
+    Why not unbudgeted: the first steps of an unpruned model sent whole on a slow link
+    cost the most (1.8 s each for fashion-cnn at 10 Mbit/s), and in two of two races at
+    10 Mbit/s the run that sent its first two steps whole as stochastic codes without
+    error feedback stood at 10-17% accuracy at step 50 where the same seeds budgeted from
+    step 0 stood at 52-71% (docs/pactrain-bench.md, "Defaults against tuning"). Nothing is
+    pruned before the decision, so a fast link undoes it entirely.
+    """
+    start, end, initial = rules.slow_schedule
+    chosen = {"prune_start": start, "prune_end": end, "prune_initial": initial}
+    by = {}
+    for name in chosen:
+        by[name] = "user" if user.get(name) is not None else "policy"
+        if by[name] == "user":
+            chosen[name] = float(user[name])
+    density = user.get("send_density")
+    by["send_density"] = "user" if density is not None else "policy"
+    density = rules.min_send_density if density is None else float(density)
+    return OperatingPoint(chosen["prune_start"], chosen["prune_end"], chosen["prune_initial"],
+                          density, True, by,
+                          (f"until two steps are timed: send_density {density:g}, nothing "
+                           "pruned",), 0)
+
+
 def revisit_send_density(point: OperatingPoint, price: PriceOfSending, measured: Measured,
                          rules: Rules = Rules(), step: int = 0,
                          hysteresis: float = 0.2) -> OperatingPoint | None:

@@ -163,6 +163,7 @@ def make_pactrain(
             sum(p.numel() for p in module.parameters() if p.requires_grad),
             frequency=config.user_settings.get("prune_frequency"),
             error_feedback_fixed=config.error_feedback is not None)
+        control.start()
     return PacTrainMethod(state, config.refresh_every, plan_at, control)
 
 
