@@ -78,7 +78,7 @@ def test_no_import_cycle_between_modules() -> None:
         state[name] = "open"
         for target in sorted(graph[name]):
             if state.get(target) == "open":
-                cycles.append(" -> ".join(trail[trail.index(target):] + [target]))
+                cycles.append(" -> ".join([*trail[trail.index(target):], target]))
             elif target not in state:
                 visit(target, [*trail, target])
         state[name] = "done"
