@@ -208,3 +208,12 @@ def test_a_resumed_run_keeps_its_point_and_continues_bit_identically() -> None:
     assert rest[0]["sent"] == whole[0]["sent"][7:]
     for a, b in zip(whole[0]["weights"], rest[0]["weights"], strict=True):
         assert torch.equal(a, b)
+
+
+def test_an_unset_bound_of_the_schedule_never_crosses_a_set_one() -> None:
+    from pactrain.operating_point import schedule_or_gradual
+
+    assert schedule_or_gradual(None, None, None) == GRADUAL_SCHEDULE
+    assert schedule_or_gradual(None, 0.05, None) == (0.05, 0.05, 0.0)  # --prune-end 0.05
+    assert schedule_or_gradual(0.7, None, None) == (0.7, 0.7, 0.0)
+    assert schedule_or_gradual(0.0, 0.2, 0.5) == (0.0, 0.2, 0.5)

@@ -54,10 +54,12 @@ GRADUAL_SCHEDULE: tuple[float, float, float] = (0.1, 0.6, 0.0)
 def schedule_or_gradual(start: float | None, end: float | None,
                         initial: float | None) -> tuple[float, float, float]:
     """(prune_start, prune_end, prune_initial) with what is unset taken from
-    :data:`GRADUAL_SCHEDULE` (an unset end never before a set start): the schedule a run
-    starts with, before any operating point is chosen."""
+    :data:`GRADUAL_SCHEDULE`, never crossing what is set (an unset end never before a set
+    start, an unset start never after a set end): the schedule a run starts with, before
+    any operating point is chosen."""
     default_start, default_end, default_initial = GRADUAL_SCHEDULE
-    start = default_start if start is None else start
+    if start is None:
+        start = default_start if end is None else min(default_start, end)
     end = max(start, default_end) if end is None else end
     return start, end, default_initial if initial is None else initial
 
