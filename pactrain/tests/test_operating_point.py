@@ -66,6 +66,10 @@ def test_what_the_user_set_wins() -> None:
     with pytest.raises(ValueError, match="prune_end"):
         choose(_price(1e-6), Measured(0.1, ENTRIES, 4), {"prune_end": 0.0,
                                                           "prune_start": 0.5})
+    # a bound the policy chooses never crosses one the user set (fast link: gradual 0.1)
+    early_end = choose(_price(1e-9), Measured(0.1, ENTRIES, 4), {"prune_end": 0.05})
+    assert (early_end.prune_start, early_end.prune_end) == (0.05, 0.05)
+    assert provisional({"prune_start": 0.5}).prune_end == 0.5
 
 
 def test_the_budget_never_falls_below_the_floor() -> None:

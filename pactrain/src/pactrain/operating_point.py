@@ -171,6 +171,24 @@ def budget_entries(price: PriceOfSending, entries: int, seconds: float) -> int:
     return low
 
 
+def _keep_order(chosen: dict[str, float], by: dict[str, str]) -> None:
+    """Move a bound the policy chose so that it does not cross one the user set (a user's
+    ``prune_end`` 0.05 with the policy's start 0.1 starts at 0.05).
+
+    Raises:
+        ValueError: both bounds were set by the user, the end before the start.
+    """
+    if chosen["prune_end"] >= chosen["prune_start"]:
+        return
+    if by["prune_start"] == "policy":
+        chosen["prune_start"] = chosen["prune_end"]
+    elif by["prune_end"] == "policy":
+        chosen["prune_end"] = chosen["prune_start"]
+    else:
+        raise ValueError(f"prune_end {chosen['prune_end']} before prune_start "
+                         f"{chosen['prune_start']}; set prune_end at or after prune_start")
+
+
 def send_budget(price: PriceOfSending, measured: Measured, rules: Rules,
                 ) -> tuple[float, str]:
     """The send density a step can afford, and the line that says why."""
@@ -206,6 +224,7 @@ def choose(price: PriceOfSending, measured: Measured, user: dict[str, Any],
         by[name] = "user" if user.get(name) is not None else "policy"
         if by[name] == "user":
             chosen[name] = float(user[name])
+    _keep_order(chosen, by)
     schedule_by = ("user" if all(by[n] == "user" for n in by) else "policy")
     reasons.append(
         f"prune from {chosen['prune_start']:g} to {chosen['prune_end']:g} of the run, "
@@ -225,9 +244,6 @@ def choose(price: PriceOfSending, measured: Measured, user: dict[str, Any],
         density = None
         by["send_density"] = "policy"
         reasons.append("no send budget: every kept entry fits under the compute")
-    if chosen["prune_end"] < chosen["prune_start"]:
-        raise ValueError(f"prune_end {chosen['prune_end']} before prune_start "
-                         f"{chosen['prune_start']}; set both or neither")
     return OperatingPoint(chosen["prune_start"], chosen["prune_end"],
                           chosen["prune_initial"], density, slow, by, tuple(reasons), step)
 
@@ -250,6 +266,7 @@ def provisional(user: dict[str, Any], rules: Rules = Rules()) -> OperatingPoint:
         by[name] = "user" if user.get(name) is not None else "policy"
         if by[name] == "user":
             chosen[name] = float(user[name])
+    _keep_order(chosen, by)
     density = user.get("send_density")
     by["send_density"] = "user" if density is not None else "policy"
     density = rules.min_send_density if density is None else float(density)

@@ -184,6 +184,10 @@ def train(
                            if send_density is not None else {}),
                         **({"rounding": rounding} if rounding != "stochastic" else {})},
     )
+    if prune_start is not None and prune_end is not None and prune_end < prune_start:
+        raise typer.BadParameter(f"{prune_end} is before --prune-start {prune_start}; the "
+                                 "schedule's end must be at or after its start",
+                                 param_hint="--prune-end")
     if (target is not None or train_budget is not None) and not eval_every:
         raise typer.BadParameter("--target and --train-budget need --eval-every N")
     result = run_training(config, timeout_s=timeout, log_dir=log_dir)
