@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import torch.distributed as dist
 
 from pactrain.operating_point import (
+    SCHEDULE_SETTINGS,
     Measured,
     OperatingPoint,
     Rules,
@@ -137,8 +138,7 @@ class OperatingControl:
         self.decided = self.decided or point.step > 0
         pruner = self.state.tracker.pruner
         if self.state.tracker.mask_version == 0 and any(
-                point.chosen_by.get(name) != "user"
-                for name in ("prune_start", "prune_end", "prune_initial")):
+                point.chosen_by.get(name) != "user" for name in SCHEDULE_SETTINGS):
             pruner.config = schedule_from(
                 point, pruner.config, self.total_steps,
                 from_step if schedule_from_step is None else schedule_from_step,

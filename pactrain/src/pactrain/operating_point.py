@@ -46,6 +46,9 @@ from typing import Any
 CHOSEN_SETTINGS: tuple[str, ...] = ("prune_start", "prune_end", "prune_initial",
                                     "send_density")
 
+#: Those of them that lay the pruning schedule.
+SCHEDULE_SETTINGS: tuple[str, ...] = CHOSEN_SETTINGS[:3]
+
 #: ``attach``'s schedule when nobody chooses: (prune_start, prune_end, prune_initial),
 #: fractions of the run (Zhu and Gupta's gradual pruning over its middle half).
 GRADUAL_SCHEDULE: tuple[float, float, float] = (0.1, 0.6, 0.0)
@@ -189,6 +192,19 @@ def _keep_order(chosen: dict[str, float], by: dict[str, str]) -> None:
                          f"{chosen['prune_start']}; set prune_end at or after prune_start")
 
 
+def _schedule(base: tuple[float, float, float], user: dict[str, Any],
+              ) -> tuple[dict[str, float], dict[str, str]]:
+    """The schedule ``base`` with what the user set kept, and who set each bound."""
+    chosen = dict(zip(SCHEDULE_SETTINGS, base, strict=True))
+    by = {}
+    for name in SCHEDULE_SETTINGS:
+        by[name] = "user" if user.get(name) is not None else "policy"
+        if by[name] == "user":
+            chosen[name] = float(user[name])
+    _keep_order(chosen, by)
+    return chosen, by
+
+
 def send_budget(price: PriceOfSending, measured: Measured, rules: Rules,
                 ) -> tuple[float, str]:
     """The send density a step can afford, and the line that says why."""
@@ -216,15 +232,8 @@ def choose(price: PriceOfSending, measured: Measured, user: dict[str, Any],
     link = (f"the unpruned gradient costs {dense_s:.3f} s a step on the wire "
             f"{'>' if slow else '<='} compute {measured.compute_s:.3f} s: "
             f"{'slow' if slow else 'fast'} link")
-    start, end, initial = rules.slow_schedule if slow else rules.fast_schedule
-    chosen = {"prune_start": start, "prune_end": end, "prune_initial": initial}
+    chosen, by = _schedule(rules.slow_schedule if slow else rules.fast_schedule, user)
     reasons = [link]
-    by = {}
-    for name in ("prune_start", "prune_end", "prune_initial"):
-        by[name] = "user" if user.get(name) is not None else "policy"
-        if by[name] == "user":
-            chosen[name] = float(user[name])
-    _keep_order(chosen, by)
     schedule_by = ("user" if all(by[n] == "user" for n in by) else "policy")
     reasons.append(
         f"prune from {chosen['prune_start']:g} to {chosen['prune_end']:g} of the run, "
@@ -259,14 +268,7 @@ def provisional(user: dict[str, Any], rules: Rules = Rules()) -> OperatingPoint:
     step 0 stood at 52-71% (docs/pactrain-bench.md, "Defaults against tuning"). Nothing is
     pruned before the decision, so a fast link undoes it entirely.
     """
-    start, end, initial = rules.slow_schedule
-    chosen = {"prune_start": start, "prune_end": end, "prune_initial": initial}
-    by = {}
-    for name in chosen:
-        by[name] = "user" if user.get(name) is not None else "policy"
-        if by[name] == "user":
-            chosen[name] = float(user[name])
-    _keep_order(chosen, by)
+    chosen, by = _schedule(rules.slow_schedule, user)
     density = user.get("send_density")
     by["send_density"] = "user" if density is not None else "policy"
     density = rules.min_send_density if density is None else float(density)

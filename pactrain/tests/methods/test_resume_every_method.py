@@ -27,9 +27,11 @@ import torch
 
 from pactrain.data.digits import load_split
 from pactrain.methods import load_builtin_methods
+from pactrain.operating_point import schedule_or_gradual
+from pactrain.pruning import PruningConfig
 from pactrain.train.config import RunConfig
 from pactrain.train.local_group import LocalGroupError, run_on_local_group
-from pactrain.train.loop import pruning_config, train_rank
+from pactrain.train.loop import train_rank
 
 STEPS, STOP = 12, 6
 METHODS = load_builtin_methods().names()
@@ -67,7 +69,12 @@ def _load(path: Path) -> dict[str, Any]:
 
 
 def test_the_stop_falls_inside_pruning_and_after_every_warm_up(tmp_path: Path) -> None:
-    schedule = pruning_config(_config(tmp_path, "dense", "x"))
+    # the runs measure nothing (probe_link=False), so attach lays the gradual schedule
+    config = _config(tmp_path, "dense", "x")
+    start, end, initial = schedule_or_gradual(config.prune_start, config.prune_end,
+                                              config.prune_initial)
+    schedule = PruningConfig.for_run(config.steps, config.sparsity, config.prune_scope,
+                                     start, end, config.prune_frequency, initial)
     assert schedule.start_step < STOP < schedule.end_step
     assert STOP > 5  # PowerSGD's start_iter (2) and DGC's warmup_steps (5)
 

@@ -33,23 +33,11 @@ from pactrain.attached import PacTrain, attach, refuse_another_run
 from pactrain.masks import MaskTracker
 from pactrain.methods import get_method, method_communicator
 from pactrain.models import get_model
-from pactrain.operating_point import schedule_or_gradual
-from pactrain.pruning import PruningConfig
 from pactrain.train.config import RunConfig
 from pactrain.train.heartbeat import Heartbeat
 from pactrain.train.held_out import HeldOutCurve
 from pactrain.train.optimizers import build_optimizer, default_lr
 from pactrain.wire_counters import read_own_counters, wire_per_step
-
-
-def pruning_config(config: RunConfig) -> PruningConfig:
-    """The schedule ``attach`` lays over a run of ``config.steps`` steps before any
-    operating point is chosen (unset fractions: the gradual 0.1-0.6 ramp from 0)."""
-    start, end, initial = schedule_or_gradual(config.prune_start, config.prune_end,
-                                              config.prune_initial)
-    return PruningConfig.for_run(config.steps, config.sparsity, config.prune_scope, start,
-                                 end, config.prune_frequency, initial)
-
 
 #: What a checkpoint must share with the run that resumes it beyond what ``attach``
 #: checks (:data:`pactrain.attached.MUST_MATCH`): the model's weights only fit the model
