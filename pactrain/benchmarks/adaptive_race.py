@@ -209,6 +209,9 @@ def summarize(args: argparse.Namespace) -> int:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="fashion-cnn")
+    parser.add_argument("--model-module", action="append", default=[],
+                        help="A file registering a model of your own (e.g. "
+                        "pactrain/benchmarks/heldout_model.py); repeatable.")
     parser.add_argument("--bandwidth", default="10mbit")
     parser.add_argument("--entrants", nargs="+", default=["defaults", "recipe", "powersgd-r4"],
                         choices=sorted(ENTRANTS))
@@ -227,6 +230,10 @@ def main(argv: list[str]) -> int:
                         "(a later row replaces an earlier one of the same entrant and "
                         "seed) and write --out's table and plot.")
     args = parser.parse_args(argv)
+    if args.model_module:
+        from pactrain.models import add_model_modules
+
+        add_model_modules(args.model_module)
     if args.summarize:
         return summarize(args)
 

@@ -83,3 +83,33 @@ def test_json_dash_puts_only_the_result_on_stdout() -> None:
     summary = json.loads(_pactrain("train", "--steps", "30", "--workers", "2", "--method",
                                    "pactrain-fp32").stdout)
     assert summary["final_payload_vs_ideal"] == pytest.approx(1.0)  # compacted: the ideal
+
+
+USER_MODEL = '''
+from torch import nn
+from pactrain.models import register_model
+from pactrain.models.digits_task import digits_spec
+
+register_model(digits_spec(
+    "my-digits-mlp", lambda: nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(),
+                                           nn.Linear(32, 10)),
+    default_batch_size=16, default_lr=0.05, description="a user's own model"))
+'''
+
+
+def test_a_model_of_the_users_own_trains_on_every_worker(tmp_path) -> None:
+    module = tmp_path / "my_model.py"
+    module.write_text(USER_MODEL)
+    done = _pactrain("train", "--model-module", str(module), "--model", "my-digits-mlp",
+                     "--workers", "2", "--steps", "6", "--json", "-", timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout)
+    assert result["model"] == "my-digits-mlp" and result["steps"] == 6
+    # 64x32 + 32 + 32x10 + 10 fp32 parameters: the dense gradient is that model's
+    assert result["dense_payload_bytes_per_step"] == 4 * (64 * 32 + 32 + 32 * 10 + 10)
+    for wrong, said in ((str(tmp_path / "missing.py"), "does not exist"),
+                        ("no_such_module_here", "no_such_module_here")):
+        refused = _pactrain("train", "--model-module", wrong, "--model", "my-digits-mlp",
+                            "--steps", "2", timeout=60)
+        assert refused.returncode == 2 and said in " ".join(refused.stderr.split())
+        assert "Traceback" not in refused.stderr

@@ -10,8 +10,10 @@ import typer
 from pactrain.commands.train import (
     BROADCAST_BUFFERS_HELP,
     BUCKET_VIEW_HELP,
+    MODEL_MODULE_HELP,
     check_methods,
     check_send_options,
+    load_model_modules,
     require_data,
 )
 from pactrain.names import OPTIMIZERS
@@ -23,6 +25,7 @@ def _split(value: str) -> list[str]:
 
 def bench(
     models: str = typer.Option("digits-cnn,resnet18", help="Comma-separated model names."),
+    model_module: list[str] | None = typer.Option(None, help=MODEL_MODULE_HELP),
     methods: str = typer.Option("dense,fp16,powersgd,topk,dgc,terngrad,pactrain",
                                 help="Comma-separated method names."),
     workers: int = typer.Option(4, help="Worker processes, one network namespace each."),
@@ -122,6 +125,7 @@ def bench(
             parse_rate(b)
     # the baselines ignore these
     check_send_options("pactrain", send_density, send_select, rounding)
+    load_model_modules(model_module)
     require_data(_split(models), data_dir)
     check_methods(_split(methods), optimizer, flag="--methods")
     try:

@@ -56,8 +56,16 @@ def check_send_options(method: str, send_density: float | None, send_select: str
                                  param_hint="--send-density")
 
 
+MODEL_MODULE_HELP = ("A Python file (or module name) that registers a model of your own with "
+                     "pactrain.models.register_model (repeatable; the workers import it "
+                     "too, through $PACTRAIN_MODEL_MODULES).")
+
+
 def train(
-    model: str = typer.Option("digits-cnn", help=f"One of: {', '.join(MODEL_NAMES)}."),
+    model: str = typer.Option("digits-cnn", help=f"One of: {', '.join(MODEL_NAMES)}, or one "
+                              "a --model-module registers."),
+    model_module: list[str] | None = typer.Option(
+        None, help=MODEL_MODULE_HELP),
     method: str = typer.Option("pactrain", help=f"One of: {', '.join(METHOD_NAMES)}."),
     workers: int = typer.Option(2, min=1, help="Worker processes (gloo) on this machine."),
     steps: int = typer.Option(300, min=1, help="Optimizer steps (the schedule's length)."),
@@ -142,6 +150,7 @@ def train(
 
     if backend not in ("gloo", "nccl"):
         raise typer.BadParameter(f"{backend!r}: choose gloo or nccl", param_hint="--backend")
+    load_model_modules(model_module)
     try:  # before any worker starts
         get_model(model)
     except KeyError as err:
@@ -234,6 +243,19 @@ def check_methods(methods: list[str], optimizer: str, flag: str) -> None:
             spec.check_optimizer(optimizer)
         except ValueError as err:
             raise typer.BadParameter(str(err), param_hint="--optimizer") from None
+
+
+def load_model_modules(entries: list[str] | None) -> None:
+    """Import the ``--model-module`` files here and for the workers; exit 2 with one line
+    when one is missing or fails to import."""
+    if not entries:
+        return
+    from pactrain.models import add_model_modules
+
+    try:
+        add_model_modules(entries)
+    except (ImportError, FileNotFoundError, SyntaxError) as err:
+        raise typer.BadParameter(f"{err}", param_hint="--model-module") from None
 
 
 def require_data(models: list[str], data_dir: Path | None) -> None:

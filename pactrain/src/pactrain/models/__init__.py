@@ -20,6 +20,12 @@ Modules of this package register their specs on import; :func:`load_builtin_mode
 imports every module found in the package (kept lazy so that ``pactrain --help`` does not
 import torch). Adding a model is adding a module here that calls :func:`register_model`.
 
+A model of the user's own lives outside the package: a Python file (or an importable
+module) that calls :func:`register_model`, named in ``$PACTRAIN_MODEL_MODULES``
+(``os.pathsep``-separated; ``pactrain train/bench --model-module FILE`` sets it). Every
+worker inherits the environment and imports the same files, so the model trains like a
+built-in one (``pactrain/benchmarks/heldout_model.py`` is one).
+
 Example::
 
     from pactrain.models import MODELS, load_builtin_models
@@ -94,11 +100,67 @@ def register_model(spec: ModelSpec) -> ModelSpec:
     return MODELS.register(spec.name)(spec)
 
 
+#: Files or module names of the user's own models, ``os.pathsep``-separated.
+MODEL_MODULES_ENV = "PACTRAIN_MODEL_MODULES"
+
+
 def load_builtin_models() -> Registry[ModelSpec]:
-    """Import every module of this package (idempotent) and return :data:`MODELS`."""
+    """Import every module of this package and those of ``$PACTRAIN_MODEL_MODULES``
+    (idempotent) and return :data:`MODELS`."""
+    import os
+
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         importlib.import_module(f"{__name__}.{info.name}")
+    for entry in filter(None, os.environ.get(MODEL_MODULES_ENV, "").split(os.pathsep)):
+        import_model_module(entry)
     return MODELS
+
+
+def import_model_module(entry: str) -> None:
+    """Import a user's model module once: a ``.py`` file by path, else a module name.
+
+    Raises:
+        FileNotFoundError: ``entry`` looks like a file (ends in ``.py``) and is missing.
+        ImportError: the module cannot be imported (the message names ``entry``).
+    """
+    import importlib.util
+    import sys
+    import zlib
+    from pathlib import Path
+
+    if not entry.endswith(".py"):
+        importlib.import_module(entry)
+        return
+    path = Path(entry).resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"model module {entry!r} ({MODEL_MODULES_ENV}) does not exist")
+    name = f"pactrain_user_model_{path.stem}_{zlib.crc32(str(path).encode()):08x}"
+    if name in sys.modules:
+        return
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"model module {entry!r} cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+
+
+def add_model_modules(entries: list[str]) -> None:
+    """Import ``entries`` here and export them in ``$PACTRAIN_MODEL_MODULES`` for the
+    workers this process starts (they inherit its environment)."""
+    import os
+    from pathlib import Path
+
+    for entry in entries:
+        import_model_module(entry)
+    known = [e for e in os.environ.get(MODEL_MODULES_ENV, "").split(os.pathsep) if e]
+    exported = [str(Path(e).resolve()) if e.endswith(".py") else e for e in entries]
+    os.environ[MODEL_MODULES_ENV] = os.pathsep.join(
+        known + [e for e in exported if e not in known])
 
 
 def get_model(name: str) -> ModelSpec:
