@@ -141,8 +141,10 @@ def test_adaptive_policy_decides_identically_on_every_rank() -> None:
     results = run_on_local_group(_adaptive, 2)
     assert results[0]["counts"] == results[1]["counts"]
     assert results[0]["link"] == results[1]["link"]  # agreed by all-reduce
-    # 3 refreshes (every 2 steps) and 4 overlap plans (at each refresh and after step 5)
-    assert results[0]["version"] == 7 and results[0]["steps"] == 6
+    # the first refresh after step 2, the next paced by its cost (not within 6 steps of
+    # these 2 ms steps), and the overlap plans at it and after step 5: 3 versions
+    assert results[0]["version"] == results[1]["version"] == 3
+    assert results[0]["steps"] == 6
     budgets = results[0]["budgets"]
     assert budgets == results[1]["budgets"] and len(budgets) >= 2  # agreed, per bucket
     assert min(budgets.values()) == 0.0 < max(budgets.values())  # the last bucket hides none

@@ -12,9 +12,10 @@ policy finds that cheaper.
 from __future__ import annotations
 
 import functools
+import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch.distributed as dist
@@ -27,6 +28,7 @@ from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.operating_control import OperatingControl
 from pactrain.plan import PlanError, ReplayPolicy, load_plan
 from pactrain.policy import AdaptivePolicy, FixedPolicy, probe_compute, probe_link
+from pactrain.refresh_pacer import RefreshPacer
 from pactrain.tiers import FALLBACK_TIER, TIER_NAMES, all_tiers, check_serves, method_name
 
 #: Step after which the adaptive policy first plans the overlap: DDP rebuilds its buckets
@@ -40,12 +42,19 @@ class PacTrainMethod:
 
     ``control``: the run's operating point (:mod:`pactrain.operating_control`), for the
     adaptive method when it measures (or replays a plan); ``None`` otherwise.
+    ``refresh_every``: the fewest steps between link refreshes; the pacer
+    (:mod:`pactrain.refresh_pacer`) spaces them further so that they take at most 1% of
+    the training time.
     """
 
     state: CompactionState
     refresh_every: int = 50
     plan_overlap_at: int | None = None
     control: OperatingControl | None = None
+    pacer: RefreshPacer = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pacer = RefreshPacer(self.refresh_every)
 
     @property
     def hook(self) -> Callable[..., Any]:
@@ -56,19 +65,22 @@ class PacTrainMethod:
         return self.state.comm.payload
 
     def on_step_end(self, step: int) -> None:
-        """Refresh the link model every ``refresh_every`` steps, and plan the overlap
-        (hide budgets) at ``plan_overlap_at`` and at each refresh (collectives).
+        """Refresh the link model when the pacer says, and plan the overlap (hide
+        budgets) at ``plan_overlap_at`` and at each refresh (collectives).
 
         Why ``plan_overlap_at`` is early (a few steps after DDP rebuilt its buckets):
         on a slow link a short run may reach its target before the first refresh.
         """
         done = step + 1
-        refresh = self.refresh_every > 0 and done % self.refresh_every == 0
+        refresh = self.pacer.due(done)
         if isinstance(self.state.policy, AdaptivePolicy):
+            started = time.perf_counter()
             if refresh:
                 self.state.policy.refresh(self.state.comm)
             if self.plan_overlap_at is not None and (refresh or done == self.plan_overlap_at):
                 self.state.plan_overlap()
+            if refresh:
+                self.pacer.refreshed(done, time.perf_counter() - started, self.state.comm)
         if self.control is not None:
             self.control.after_step(step, revisit=refresh or done == self.plan_overlap_at)
 
@@ -93,9 +105,12 @@ class PacTrainMethod:
         out = self.state.state_dict()
         if self.control is not None:
             out["operating_point"] = self.control.state_dict()
+        if isinstance(self.state.policy, AdaptivePolicy):
+            out["refresh"] = self.pacer.state_dict()
         return out
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.pacer.load_state_dict(state.get("refresh"))
         # the point first: it sets the send budget the hook's state checks its own against
         if self.control is not None:
             self.control.load_state_dict(state.get("operating_point"))
