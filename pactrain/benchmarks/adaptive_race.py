@@ -89,6 +89,7 @@ def row_of(name: str, seed: int, curve: Curve, target: float, lower: bool) -> di
             "steady_s_per_step": steady, "startup_s": startup,
             "payload_bytes_per_step": curve.payload_bytes_per_step,
             "wire_bytes_per_step": curve.wire_bytes_per_step,
+            "control_bytes_per_step": curve.control_bytes_per_step,
             "best_metric": best, "steps_run": points[-1][1] if points else 0,
             "operating_point": curve.operating_point, "error": curve.error, "points": points}
 

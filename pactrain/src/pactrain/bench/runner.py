@@ -129,6 +129,7 @@ class Curve:
     metric: str = "test_accuracy"  # what the points' third field is
     payload_bytes_per_step: float | None = None  # averaged over the whole race
     wire_bytes_per_step: float | None = None
+    control_bytes_per_step: float | None = None  # the policy's and the hook's agreements
     error: str | None = None
     sparsity: float = 0.0  # the run's pruning target (the ``dense`` entrant prunes too)
     operating_point: dict[str, Any] | None = None  # what the adaptive method chose
@@ -195,6 +196,7 @@ def race_to_accuracy(
     curve.reached_s, curve.reached_step = result["reached_s"], result["reached_step"]
     curve.payload_bytes_per_step = result["payload_bytes_per_step"]
     curve.wire_bytes_per_step = result.get("wire_tx_bytes_per_step")
+    curve.control_bytes_per_step = result.get("control_bytes_per_step")
     curve.operating_point = result.get("operating_point")
     return curve
 
