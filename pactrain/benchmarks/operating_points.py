@@ -31,6 +31,9 @@ CANDIDATES: dict[str, tuple[float, float, float, float | None]] = {
     "gradual-send0.1": (0.1, 0.6, 0.0, 0.1),
     "early-send0.1": (0.0, 0.2, 0.0, 0.1),
     "half-at-once-send0.1": (0.0, 0.3, 0.5, 0.1),
+    "early-send0.05": (0.0, 0.2, 0.0, 0.05),
+    "early-send0.035": (0.0, 0.2, 0.0, 0.035),
+    "early-send0.0125": (0.0, 0.2, 0.0, 0.0125),
 }
 
 
