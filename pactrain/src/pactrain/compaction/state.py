@@ -235,14 +235,7 @@ class CompactionState:
         cached = self.decisions.get(index)
         if cached is not None and cached[0] == layout.key and cached[1] == self.policy.version:
             return cached[2]
-        # Under a send budget every bucket takes the cheapest tier: the budget was priced
-        # in it, and at equal bytes more entries in coarse codes learn at least as well
-        # (fashion-cnn, seed 2: packed at 0.05 first at 88% at step 600, fp16 at 0.0125 at
-        # 750), while the small bucket in fp16 because it hid under the backward pass left
-        # seed 2 at 9-39% at step 50 where all-packed stood at 42-64%
-        # (docs/pactrain-bench.md, "How the defaults were chosen").
-        budget = 0.0 if self.sampler.send_density is not None else (
-            self.policy.hide_budget(index))
+        budget = self.policy.hide_budget(index)
         decision = self.policy.decide(layout.numel, self.sent_estimate(layout),
                                       self.world_size, budget)
         previous = cached[2].tier if cached else None
