@@ -107,8 +107,11 @@ def test_a_model_of_the_users_own_trains_on_every_worker(tmp_path) -> None:
     assert result["model"] == "my-digits-mlp" and result["steps"] == 6
     # 64x32 + 32 + 32x10 + 10 fp32 parameters: the dense gradient is that model's
     assert result["dense_payload_bytes_per_step"] == 4 * (64 * 32 + 32 + 32 * 10 + 10)
+    broken = tmp_path / "broken_model.py"
+    broken.write_text("raise RuntimeError('my model is broken')\n")
     for wrong, said in ((str(tmp_path / "missing.py"), "does not exist"),
-                        ("no_such_module_here", "no_such_module_here")):
+                        ("no_such_module_here", "no_such_module_here"),
+                        (str(broken), "RuntimeError: my model is broken")):
         refused = _pactrain("train", "--model-module", wrong, "--model", "my-digits-mlp",
                             "--steps", "2", timeout=60)
         assert refused.returncode == 2 and said in " ".join(refused.stderr.split())

@@ -254,8 +254,12 @@ def load_model_modules(entries: list[str] | None) -> None:
 
     try:
         add_model_modules(entries)
-    except (ImportError, FileNotFoundError, SyntaxError) as err:
+    except (ImportError, FileNotFoundError) as err:
         raise typer.BadParameter(f"{err}", param_hint="--model-module") from None
+    except Exception as err:  # the user's own code: say where, in one line
+        raise typer.BadParameter(f"importing {', '.join(entries)} failed: "
+                                 f"{type(err).__name__}: {err}",
+                                 param_hint="--model-module") from None
 
 
 def require_data(models: list[str], data_dir: Path | None) -> None:
