@@ -320,7 +320,9 @@ def attach(
         plan: replay an earlier adaptive run's tier decisions (``summary()["plan"]``, a
             result JSON or its path; :mod:`pactrain.plan`): the same tiers at the same
             steps and nothing measured, so the run repeats exactly. Method ``pactrain``.
-        refresh_every: steps between refreshes of the adaptive policy's link model.
+        refresh_every: the fewest steps between refreshes of the adaptive policy's link
+            model (the first comes after it; later ones are spaced so that refreshes take
+            at most 1% of the training, :mod:`pactrain.refresh_pacer`; 0: none).
         probe_link: measure link and compute at start-up (``False``: the policy decides
             from its defaults, the same on every run; tests use it for exact numbers).
 

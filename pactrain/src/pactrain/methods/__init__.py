@@ -85,7 +85,8 @@ class MethodConfig:
             ``None`` lets the adaptive policy decide per bucket.
         allowed_tiers: tiers the adaptive policy may pick from (``None``: those whose
             module declares ``adaptive_default``, :func:`pactrain.policy.adaptive_tiers`).
-        refresh_every: steps between refreshes of the measured link model.
+        refresh_every: the fewest steps between refreshes of the measured link model
+            (paced to at most 1% of the training, :mod:`pactrain.refresh_pacer`).
         probe_link: measure the alpha-beta link model at start-up.
         plan: decisions of an earlier adaptive run to replay (:mod:`pactrain.plan`: a
             result JSON's path, its ``plan`` list, or the result); ``None``: decide.

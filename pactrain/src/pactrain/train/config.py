@@ -57,7 +57,8 @@ class RunConfig:
         prune: parameter names or ``fnmatch`` patterns to prune (``None``: the default
             rule of :mod:`pactrain.selection`).
         error_feedback: lossy tiers keep a residual (``None``: the method's default).
-        refresh_every: steps between link-model refreshes.
+        refresh_every: the fewest steps between link-model refreshes (paced, see
+            :mod:`pactrain.refresh_pacer`).
         probe_link: measure the link at start-up.
         plan: the adaptive policy's decisions of an earlier run to replay (entries of its
             result's ``plan``, :mod:`pactrain.plan`); ``None``: decide from measurements.
