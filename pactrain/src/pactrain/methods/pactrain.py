@@ -74,7 +74,7 @@ class PacTrainMethod:
         done = step + 1
         refresh = self.pacer.due(done)
         if isinstance(self.state.policy, AdaptivePolicy):
-            started = time.perf_counter()
+            started = time.perf_counter() if refresh else 0.0  # timed only when refreshing
             if refresh:
                 self.state.policy.refresh(self.state.comm)
             if self.plan_overlap_at is not None and (refresh or done == self.plan_overlap_at):
