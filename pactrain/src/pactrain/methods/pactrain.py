@@ -74,13 +74,14 @@ class PacTrainMethod:
         done = step + 1
         refresh = self.pacer.due(done)
         if isinstance(self.state.policy, AdaptivePolicy):
-            started = time.perf_counter() if refresh else 0.0  # timed only when refreshing
-            if refresh:
+            if refresh:  # timed, so the pacer can space the next one by its cost
+                started = time.perf_counter()
                 self.state.policy.refresh(self.state.comm)
-            if self.plan_overlap_at is not None and (refresh or done == self.plan_overlap_at):
-                self.state.plan_overlap()
-            if refresh:
+                if self.plan_overlap_at is not None:
+                    self.state.plan_overlap()
                 self.pacer.refreshed(done, time.perf_counter() - started, self.state.comm)
+            elif done == self.plan_overlap_at:
+                self.state.plan_overlap()
         if self.control is not None:
             self.control.after_step(step, revisit=refresh or done == self.plan_overlap_at)
 
