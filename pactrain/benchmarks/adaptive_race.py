@@ -11,6 +11,10 @@ an equal step budget. Entrants (:data:`ENTRANTS`):
   the adaptive method chooses its operating point (:mod:`pactrain.operating_point`);
 - ``recipe``: the hand-tuned slow-link recipe of docs/pactrain.md (``pactrain-packed``,
   pruning from step 0 to 0.2 of the run, ``send_density`` 0.05, agreed top chunks);
+- ``gradual``: the adaptive method with the fast-link schedule forced (pruning from 0.1
+  to 0.6 of the run, nothing at once) and the send budget left to the policy: the best
+  configuration found for lm-gpt at equal steps on loopback (docs/pactrain-bench.md,
+  "lm-gpt at 10 Mbit/s");
 - ``powersgd-r1``, ``-r2``, ``-r4``;
 - ``topk`` at density 0.01 (Aji and Heafield, EMNLP 2017, drop 99% of the gradient) and
   ``dgc`` at density 0.001 (Lin et al., ICLR 2018: 99.9% of the gradient held back, after
@@ -54,6 +58,8 @@ ENTRANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "recipe": ("pactrain-packed", {"prune_start": 0.0, "prune_end": 0.2, "prune_initial": 0.0,
                                    "method_options": {"send_density": 0.05,
                                                       "send_select": "topk"}}),
+    "gradual": ("pactrain", {"prune_start": 0.1, "prune_end": 0.6, "prune_initial": 0.0,
+                             "method_options": {}}),
     "powersgd-r1": ("powersgd", {"method_options": {"rank": 1}}),
     "powersgd-r2": ("powersgd", {"method_options": {"rank": 2}}),
     "powersgd-r4": ("powersgd", {"method_options": {"rank": 4}}),
