@@ -49,6 +49,39 @@ def calibrated(models: list[str], workers: int, args: argparse.Namespace,
     return {"alpha_s": alpha, "costs": costs, "compute_s": compute}
 
 
+def probed_links(workers: int, bandwidths: list[str], console: Console,
+                 ) -> dict[str, dict[str, list[float]]]:
+    """Each bandwidth's all-reduce and all-gather (alpha, beta), fitted by the workers in
+    the bench's namespaces (:mod:`pactrain.bench.link_probe`)."""
+    from pactrain.bench.link_probe import probe_shaped_link
+    from pactrain.bench.network import bench_network
+
+    links = {}
+    with bench_network(workers) as network:
+        for bandwidth in bandwidths:
+            probed = probe_shaped_link(network, workers, bandwidth)
+            ring, gather = probed.efficiency(parse_rate(bandwidth))
+            console.print(f"{workers} workers, {bandwidth}: the all-reduce gets {ring:.2f} of "
+                          f"the rate, the all-gather {gather:.2f}")
+            links[bandwidth] = {"ring": [probed.ring.alpha_s, probed.ring.beta_s_per_byte],
+                                "gather": [probed.gather.alpha_s,
+                                           probed.gather.beta_s_per_byte]}
+    return links
+
+
+def context(calibration: dict[str, Any], bandwidth: str, costs: Any, workers: int,
+            sparsity: float) -> Context:
+    """The estimate's context: the probed link where there is one (its all-reduce's
+    alpha and beta, its all-gather's apart), else the nominal rate with the loopback
+    latency."""
+    probed = calibration.get("links", {}).get(bandwidth)
+    if probed:
+        return Context(LinkModel(*probed["ring"]), costs, workers, Options(sparsity=sparsity),
+                       gather_link=LinkModel(*probed["gather"]))
+    return Context(LinkModel(calibration["alpha_s"], 8.0 / parse_rate(bandwidth)), costs,
+                   workers, Options(sparsity=sparsity))
+
+
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     import matplotlib
 
@@ -85,6 +118,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--warmup-steps", type=int, default=5)
     parser.add_argument("--tolerance", type=float, default=0.2)
     parser.add_argument("--out", default="estimate-check")
+    parser.add_argument("--probe-link", action=argparse.BooleanOptionalAction, default=True,
+                        help="Fit each link's alpha and beta with gloo's collectives in "
+                        "the namespaces (off: the nominal rate, loopback latency).")
     parser.add_argument("--recompute", default=None, metavar="JSON",
                         help="Measure nothing: predict again from the calibrations and "
                         "against the measured steps of this earlier result.")
@@ -100,13 +136,15 @@ def main(argv: list[str]) -> int:
         calibration = calibrated(args.models, workers, args, console)
         calibrations[workers] = {"alpha_s": calibration["alpha_s"],
                                  "compute_s": calibration["compute_s"],
-                                 "local_costs": repr(calibration["costs"])}
+                                 "local_costs": repr(calibration["costs"]),
+                                 "links": probed_links(workers, args.bandwidths, console)
+                                 if args.probe_link else {}}
         predicted = {}
         for model in args.models:
             job = job_of_model(model, calibration["compute_s"][model])
             for bandwidth in args.bandwidths:
-                ctx = Context(LinkModel(calibration["alpha_s"], 8.0 / parse_rate(bandwidth)),
-                              calibration["costs"], workers, Options(sparsity=args.sparsity))
+                ctx = context(calibrations[workers], bandwidth, calibration["costs"], workers,
+                              args.sparsity)
                 for e in estimate(job, ctx, tuple(args.methods)):
                     predicted[(model, bandwidth, e.method)] = e
         config = BenchConfig(models=args.models, methods=args.methods,
@@ -139,14 +177,22 @@ def recompute(args: argparse.Namespace, console: Console) -> int:
     measurements did not); local costs are measured again here."""
     earlier = json.loads(Path(args.recompute).read_text())
     calibrations = {int(k): v for k, v in earlier["calibrations"].items()}
+    costs_of = {}
+    for workers, calibration in calibrations.items():
+        costs_of[workers] = measure_local_costs(workers)
+        bandwidths = sorted({r["bandwidth"] for r in earlier["rows"]
+                             if r["workers"] == workers})
+        if args.probe_link and not calibration.get("links"):
+            calibration["links"] = probed_links(workers, bandwidths, console)
+        elif not args.probe_link:
+            calibration["links"] = {}
     rows = []
     for row in earlier["rows"]:
         workers = row["workers"]
         calibration = calibrations[workers]
-        costs = measure_local_costs(workers)
         job = job_of_model(row["model"], calibration["compute_s"][row["model"]])
-        ctx = Context(LinkModel(calibration["alpha_s"], 8.0 / parse_rate(row["bandwidth"])),
-                      costs, workers, Options(sparsity=earlier["args"]["sparsity"]))
+        ctx = context(calibration, row["bandwidth"], costs_of[workers], workers,
+                      earlier["args"]["sparsity"])
         e, = estimate(job, ctx, (row["method"],))
         step = row["measured_s"]
         rows.append({**row, "predicted_s": e.step_s, "ratio": e.step_s / step if step else None,

@@ -4,6 +4,7 @@ prices it, payloads are those of real runs, and the walk hides what fits."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -187,3 +188,20 @@ def test_cli_refuses_bad_input_in_one_line(args: list[str], message: str) -> Non
     done = _cli(*args, "--alpha-us", "50")
     assert done.returncode == 2
     assert message in " ".join(done.stderr.split())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+def test_the_link_probe_fits_what_a_shaped_link_gives() -> None:
+    """Through a 10 Mbit/s tbf link both collectives get most, never more, of the rate,
+    and the probe leaves no namespace behind."""
+    from pactrain.bench import netns
+    from pactrain.bench.link_probe import probe_shaped_link
+    from pactrain.bench.network import bench_network
+
+    with bench_network(2) as network:
+        probed = probe_shaped_link(network, 2, "10mbit", repeats=2)
+        run_id = network.topology.run_id
+    ring, gather = probed.efficiency(10_000_000)
+    assert 0.5 < ring <= 1.05 and 0.3 < gather <= 1.05, (ring, gather)
+    assert 0 < probed.ring.alpha_s < 0.1
+    assert not [n for n in netns.list_namespaces() if run_id in n]

@@ -68,6 +68,11 @@ def estimate(
         None, min=0.0, help="Instead: latency of one step of a ring, microseconds; a "
         "collective of N workers then pays 2(N-1) of them. Default (neither): measured "
         "with the workers as gloo processes on loopback."),
+    probe_link: bool = typer.Option(
+        False, "--probe-link", help="Fit each link's alpha and beta, the all-reduce's and "
+        "the all-gather's apart, with gloo's collectives between the workers in network "
+        "namespaces behind tc tbf links of each rate (root; what a collective really gets "
+        "of a rate)."),
     local_costs: str = typer.Option(
         "measured", help="measured: the hooks' local work as timed on this CPU (shared by "
         "the workers on its cores); none: not counted (work hidden on an accelerator)."),
@@ -106,6 +111,9 @@ def estimate(
                                  "(one worker's step, seconds)", param_hint="--compute-s")
     if alpha_us is not None and hop_us is not None:
         raise typer.BadParameter("give --alpha-us or --hop-us, not both", param_hint="--hop-us")
+    if probe_link and (alpha_us is not None or hop_us is not None):
+        raise typer.BadParameter("--probe-link measures the latency too: drop --alpha-us "
+                                 "and --hop-us", param_hint="--probe-link")
     if local_costs not in ("measured", "none"):
         raise typer.BadParameter(f"{local_costs!r}: measured or none",
                                  param_hint="--local-costs")
@@ -123,6 +131,17 @@ def estimate(
         raise typer.BadParameter("no rate given", param_hint="--bandwidth")
     counts = _counts(workers, "--workers")
     unmeasured = [n for n in counts if n > MEASURABLE_WORKERS]
+    if probe_link:
+        from pactrain.bench.netns import can_build
+
+        ok, why = can_build()
+        if not ok:
+            raise typer.BadParameter(f"cannot build the namespaces: {why}",
+                                     param_hint="--probe-link")
+        if unmeasured:
+            raise typer.BadParameter(f"{unmeasured[0]} workers cannot be probed as "
+                                     f"processes here (at most {MEASURABLE_WORKERS})",
+                                     param_hint="--probe-link")
     if unmeasured and alpha_us is None and hop_us is None:
         raise typer.BadParameter(
             f"{unmeasured[0]} workers cannot be measured as processes here (at most "
@@ -137,7 +156,10 @@ def estimate(
     for count in counts:
         job = build(count, console)
         out["job"], out["parameters"], out["compute_s"] = job.name, job.numel, job.compute_s
-        if alpha_us is not None:
+        if probe_link:
+            console.print(f"probing each link: {count} workers in namespaces")
+            probed = _probe_links(count, [format_rate(r) for r in rates])
+        elif alpha_us is not None:
             alpha_s = alpha_us * 1e-6
         elif hop_us is not None:
             alpha_s = 2 * (count - 1) * hop_us * 1e-6
@@ -147,7 +169,12 @@ def estimate(
         costs = (measure_local_costs(count) if local_costs == "measured" else
                  LocalCosts(ComputeCosts(0.0, 0.0, 0.0, 0.0, 0.0), 0.0, 0.0, 0.0))
         for rate in rates:
-            ctx = Context(LinkModel(alpha_s, 8.0 / rate), costs, count, options)
+            if probe_link:
+                link, gather = probed[format_rate(rate)]
+                alpha_s = link.alpha_s
+            else:
+                link, gather = LinkModel(alpha_s, 8.0 / rate), None
+            ctx = Context(link, costs, count, options, gather_link=gather)
             estimates = run_estimate(job, ctx, chosen)
             console.print(estimate_table(
                 estimates, f"{job.name}, {count} workers, {format_rate(rate)} each "
@@ -163,6 +190,19 @@ def estimate(
                                                for e in estimates]})
     if json_out is not None:
         json_out.write_text(json.dumps(out, indent=2))
+
+
+def _probe_links(workers: int, bandwidths: list[str]) -> dict[str, tuple[Any, Any]]:
+    """Each rate's (all-reduce, all-gather) link models, fitted in the namespaces."""
+    from pactrain.bench.link_probe import probe_shaped_link
+    from pactrain.bench.network import bench_network
+
+    out = {}
+    with bench_network(workers) as network:
+        for bandwidth in bandwidths:
+            probed = probe_shaped_link(network, workers, bandwidth)
+            out[bandwidth] = (probed.ring, probed.gather)
+    return out
 
 
 class _JobBuilder:

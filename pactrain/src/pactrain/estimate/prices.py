@@ -92,13 +92,24 @@ class BucketPrice:
 
 @dataclass(frozen=True)
 class Context:
-    """What a bucket's price depends on beside the bucket."""
+    """What a bucket's price depends on beside the bucket.
+
+    Attributes:
+        link: the all-reduce's link model.
+        costs: local work.
+        world_size: workers.
+        options: the methods' settings.
+        send_density: PacTrain's send budget (the adaptive method's choice).
+        gather_link: the all-gather's link model, where it was measured apart
+            (:mod:`pactrain.bench.link_probe`; ``None``: ``link``).
+    """
 
     link: LinkModel
     costs: LocalCosts
     world_size: int
     options: Options
     send_density: float | None = None
+    gather_link: LinkModel | None = None
 
 
 def all_reduce_s(ctx: Context, nbytes: float) -> float:
@@ -153,7 +164,8 @@ def _sparse(bucket: Bucket, ctx: Context, density: float, passes: int,
     part to N - 1 others round the ring; the N parts are added back into a dense bucket."""
     k = sum(math.ceil(density * t.numel) for t in bucket.tensors)
     nbytes = 8.0 * k
-    link = ctx.link.alpha_s + ctx.link.beta_s_per_byte * (ctx.world_size - 1) * nbytes
+    gather = ctx.gather_link or ctx.link
+    link = gather.alpha_s + gather.beta_s_per_byte * (ctx.world_size - 1) * nbytes
     local = (ctx.costs.topk_s_per_entry * topk_share * bucket.numel
              + passes * ctx.costs.pass_s_per_entry * bucket.numel
              + ctx.costs.tiers.gather_s * ctx.world_size * k) * ctx.costs.sharing
