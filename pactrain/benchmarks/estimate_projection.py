@@ -3,9 +3,11 @@
 times (:mod:`pactrain.estimate.reference_jobs`) and the repository's models at the compute
 this host measured.
 
-Link latency: a collective of N workers pays 2(N-1) ring steps of ``--hop-us`` each (the
-default is this host's: the gloo all-reduce latency measured among 4 processes on
-loopback, divided by its 6 ring steps). Local work: none for the GPU jobs (the hooks'
+Link latency: a collective of N workers pays 2(N-1) ring steps of ``--hop-us`` each,
+6 us by default: NCCL's per-hop latency for its Simple protocol, the one that carries
+large messages (Hu et al., "Demystifying NCCL: An In-depth Analysis of GPU Communication
+Protocols and Algorithms", arXiv:2507.04786, 2025); a network's own latency comes on top,
+so give yours where it is known. Local work: none for the GPU jobs (the hooks'
 work is taken as hidden on the accelerator, an optimistic assumption for top-k, whose
 selection is not free on a GPU either); for the repository's models, measured on one
 thread here. Writes ``--out``.json, .md (one table per job) and .png (PacTrain's step
@@ -29,7 +31,7 @@ from rich.table import Table
 from pactrain.bench.report import output_prefix
 from pactrain.costs import ComputeCosts, LinkModel
 from pactrain.estimate import Context, LocalCosts, Options, estimate, job_of_model
-from pactrain.estimate.calibrate import measure_alpha_s, measure_compute_s, measure_local_costs
+from pactrain.estimate.calibrate import measure_compute_s, measure_local_costs
 from pactrain.estimate.reference_jobs import REFERENCE_JOBS
 from pactrain.estimate.step import is_pactrain
 from pactrain.rates import parse_rate
@@ -91,16 +93,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workers", nargs="+", type=int, default=[8, 32, 128, 256])
     parser.add_argument("--bandwidths", nargs="+", default=["1gbit", "10gbit", "100gbit"])
     parser.add_argument("--sparsity", type=float, default=0.9)
-    parser.add_argument("--hop-us", type=float, default=None)
+    parser.add_argument("--hop-us", type=float, default=6.0)
     parser.add_argument("--out", default="estimate-projection")
     args = parser.parse_args(argv)
     console = Console()
     options = Options(sparsity=args.sparsity)
-    if args.hop_us is None:
-        hop_s = measure_alpha_s(4) / 6
-        console.print(f"measured ring step: {hop_s * 1e6:.0f} us (gloo, loopback)")
-    else:
-        hop_s = args.hop_us * 1e-6
+    hop_s = args.hop_us * 1e-6
     rows: list[dict[str, Any]] = []
     for make in REFERENCE_JOBS.values():
         rows += project(make(), NO_LOCAL, hop_s, args.workers, args.bandwidths, options)
