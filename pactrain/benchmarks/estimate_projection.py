@@ -90,6 +90,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["fashion-cnn", "lm-gpt", "resnet18"],
                         help="Repository models, at this host's compute.")
+    parser.add_argument("--compute", nargs="+", default=[], metavar="MODEL=SECONDS",
+                        help="A repository model's compute per step, instead of measuring "
+                        "it (e.g. fashion-cnn=0.0288 from estimate_check's calibration).")
     parser.add_argument("--workers", nargs="+", type=int, default=[8, 32, 128, 256])
     parser.add_argument("--bandwidths", nargs="+", default=["1gbit", "10gbit", "100gbit"])
     parser.add_argument("--sparsity", type=float, default=0.9)
@@ -104,8 +107,10 @@ def main(argv: list[str]) -> int:
         rows += project(make(), NO_LOCAL, hop_s, args.workers, args.bandwidths, options)
     if args.models:
         costs = measure_local_costs(1)
+        given = dict(item.split("=", 1) for item in args.compute)
         for name in args.models:
-            compute_s = measure_compute_s(name, 2, None, args.sparsity)
+            compute_s = (float(given[name]) if name in given else
+                         measure_compute_s(name, 2, None, args.sparsity))
             rows += project(job_of_model(name, compute_s), costs, hop_s, args.workers,
                             args.bandwidths, options)
     lines = []
