@@ -136,7 +136,8 @@ def test_calibration_measures_latency_and_sharing() -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pactrain.cli", "estimate", *args],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "COLUMNS": "400"})  # one line per message
 
 
 def test_cli_answers_for_a_parameter_count(tmp_path: Path) -> None:

@@ -106,8 +106,11 @@ def _probe(rank: int, workers: int, master: str, port: int, large: int, repeats:
     import torch
     import torch.distributed as dist
 
+    from pactrain.compression.communicator import Communicator
+
     dist.init_process_group("gloo", init_method=f"tcp://{master}:{port}", rank=rank,
                             world_size=workers)
+    comm = Communicator()
     try:
         small = 64
 
@@ -116,12 +119,12 @@ def _probe(rank: int, workers: int, master: str, port: int, large: int, repeats:
             gathered = [torch.empty(n) for _ in range(workers)]
 
             def once() -> None:
-                dist.barrier()
+                comm.control_barrier()
                 start = time.perf_counter()
                 if run == "ring":
-                    dist.all_reduce(tensor)
+                    comm.control_all_reduce(tensor, name="probe")
                 else:
-                    dist.all_gather(gathered, tensor)
+                    comm.all_gather(gathered, tensor, name="probe").wait()
                 samples.append(time.perf_counter() - start)
 
             samples: list[float] = []

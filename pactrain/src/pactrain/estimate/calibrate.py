@@ -78,14 +78,17 @@ def measure_local_costs(workers: int, cores: int | None = None) -> LocalCosts:
 def _latency_worker(rank: int, workers: int, port: int, out: str) -> None:
     import torch.distributed as dist
 
+    from pactrain.compression.communicator import Communicator
+
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                             world_size=workers)
+    comm = Communicator()
     try:
         tensor = torch.zeros(16)
         samples = []
         for i in range(40):
             start = time.perf_counter()
-            dist.all_reduce(tensor)
+            comm.control_all_reduce(tensor, name="probe")
             if i >= 10:
                 samples.append(time.perf_counter() - start)
         if rank == 0:
