@@ -24,7 +24,9 @@ def estimate_table(estimates: list[StepEstimate], title: str) -> Any:
     dense = next((e for e in estimates if e.method == "dense"), None)
     table = Table(title=title)
     for column in COLUMNS:
-        table.add_column(column, justify="left" if column == "method" else "right")
+        # the method's name whole, the numbers narrowed first on a narrow terminal
+        table.add_column(column, justify="left" if column == "method" else "right",
+                         no_wrap=column == "method", min_width=16 if column == "method" else None)
     best = min(e.step_s for e in estimates)
     for e in estimates:
         table.add_row(*estimate_cells(e, dense),
