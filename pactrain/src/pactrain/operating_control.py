@@ -156,7 +156,7 @@ class OperatingControl:
     def _price(self, sent: int) -> float:
         policy = self.state.policy
         assert isinstance(policy, AdaptivePolicy)
-        return min(policy.costs(self.entries, sent, self.state.world_size).values())
+        return policy.cheapest(self.entries, sent, self.state.world_size)
 
     def _measured(self, pick: Callable[[Any], float] = statistics.median) -> Measured:
         """The group's compute per step (MAX over ranks of ``pick`` over this rank's

@@ -82,6 +82,15 @@ def agree_numbers(values: list[float], comm: Communicator, op: Any) -> list[floa
     return tensor.tolist()
 
 
+def fit_alpha_beta(small_s: float, large_s: float, small: int, large: int,
+                   per_byte: float) -> tuple[float, float]:
+    """(alpha, beta) through the timings of a collective of ``small`` and of ``large``
+    fp32 entries; ``per_byte``: bytes each rank sends per payload byte (the ring factor
+    for an all-reduce, N - 1 for an all-gather)."""
+    beta = max(large_s - small_s, 0.0) / (per_byte * 4 * (large - small))
+    return max(small_s - beta * per_byte * 4 * small, 1e-7), max(beta, 1e-13)
+
+
 def probe_link(
     comm: Communicator, small: int = 64, large: int = 131072, repeats: int = 5,
 ) -> LinkModel:
@@ -103,10 +112,8 @@ def probe_link(
             samples.append(time.perf_counter() - start)
         return statistics.median(samples)
 
-    t_small, t_large = timed(small), timed(large)
-    beta = max(t_large - t_small, 0.0) / (ring * 4 * (large - small))
-    alpha = max(t_small - beta * ring * 4 * small, 1e-7)
-    alpha, beta = agree_numbers([alpha, max(beta, 1e-13)], comm, dist.ReduceOp.MAX)
+    alpha, beta = fit_alpha_beta(timed(small), timed(large), small, large, ring)
+    alpha, beta = agree_numbers([alpha, beta], comm, dist.ReduceOp.MAX)
     return LinkModel(alpha, beta)
 
 
@@ -261,6 +268,12 @@ class AdaptivePolicy:
         :meth:`pactrain.tiers.base.Tier.price`)."""
         return {name: self._tiers[name].price(self.link, self.compute, numel, kept, world_size)
                 for name in self.allowed}
+
+    def cheapest(self, numel: int, kept: int, world_size: int) -> float:
+        """The least predicted seconds of any allowed tier for the bucket (what sending it
+        costs at best: the operating point's price of a send,
+        :data:`pactrain.operating_point.PriceOfSending`)."""
+        return min(self.costs(numel, kept, world_size).values())
 
     def decide(self, numel: int, kept: int, world_size: int,
                budget_s: float = 0.0) -> TierDecision:

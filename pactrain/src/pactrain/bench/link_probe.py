@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pactrain.bench.network import BenchNetwork
 from pactrain.costs import LinkModel, ring_factor
+from pactrain.policy import fit_alpha_beta
 from pactrain.rates import parse_rate
 
 #: Port of the probe's rendezvous inside the namespaces (their own port space).
@@ -94,13 +95,6 @@ def probe_shaped_link(network: BenchNetwork, workers: int, bandwidth: str,
     return ProbedLink(LinkModel(*fitted["ring"]), LinkModel(*fitted["gather"]))
 
 
-def _fit(small_s: float, large_s: float, small: int, large: int, per_byte: float,
-         ) -> tuple[float, float]:
-    """(alpha, beta) through two timings; ``per_byte``: bytes sent per payload byte."""
-    beta = max(large_s - small_s, 0.0) / (per_byte * 4 * (large - small))
-    return max(small_s - beta * per_byte * 4 * small, 1e-7), max(beta, 1e-13)
-
-
 def _probe(rank: int, workers: int, master: str, port: int, large: int, repeats: int,
            out: str) -> None:
     import torch
@@ -134,9 +128,9 @@ def _probe(rank: int, workers: int, master: str, port: int, large: int, repeats:
                 once()
             return statistics.median(samples)
 
-        ring = _fit(timed("ring", small), timed("ring", large), small, large,
+        ring = fit_alpha_beta(timed("ring", small), timed("ring", large), small, large,
                     ring_factor(workers))
-        gather = _fit(timed("gather", small), timed("gather", large), small, large,
+        gather = fit_alpha_beta(timed("gather", small), timed("gather", large), small, large,
                       float(workers - 1))
         if rank == 0:
             Path(out).write_text(json.dumps({"ring": ring, "gather": gather}))

@@ -17,7 +17,6 @@ Each number is measured the way a run meets it:
 from __future__ import annotations
 
 import os
-import socket
 import statistics
 import tempfile
 import time
@@ -104,9 +103,9 @@ def measure_alpha_s(workers: int) -> float:
 
     if workers < 2:
         return 0.0
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    from pactrain.train.launch import free_port
+
+    port = free_port()
     with tempfile.TemporaryDirectory() as scratch:
         out = str(Path(scratch) / "alpha")
         mp.spawn(_latency_worker, args=(workers, port, out), nprocs=workers, join=True)

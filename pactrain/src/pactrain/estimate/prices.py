@@ -16,7 +16,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pactrain.costs import ComputeCosts, LinkModel, ring_factor
+from pactrain.costs import ComputeCosts, LinkModel
 from pactrain.estimate.job import Bucket
 from pactrain.tiers import FALLBACK_TIER, TIER_NAMES, get_tier
 
@@ -113,7 +113,7 @@ class Context:
 
 
 def all_reduce_s(ctx: Context, nbytes: float) -> float:
-    return ctx.link.alpha_s + ctx.link.beta_s_per_byte * ring_factor(ctx.world_size) * nbytes
+    return ctx.link.all_reduce_time(nbytes, ctx.world_size)
 
 
 def dense(bucket: Bucket, ctx: Context) -> BucketPrice:
@@ -203,11 +203,9 @@ def tier_price(name: str, bucket: Bucket, ctx: Context) -> BucketPrice:
     payload, as the adaptive policy prices it."""
     tier = get_tier(name)
     numel, sent = sent_of(bucket, ctx)
-    payload = tier.payload_bytes(numel, sent, ctx.world_size)
-    link = (tier.collectives * ctx.link.alpha_s
-            + ctx.link.beta_s_per_byte * ring_factor(ctx.world_size) * payload)
     local = tier.local_cost(ctx.costs.tiers, numel, sent) * ctx.costs.sharing
-    return BucketPrice(link, local, payload, name)
+    return BucketPrice(tier.link_time(ctx.link, numel, sent, ctx.world_size), local,
+                       tier.payload_bytes(numel, sent, ctx.world_size), name)
 
 
 def forced(name: str) -> Callable[[Bucket, Context], BucketPrice]:

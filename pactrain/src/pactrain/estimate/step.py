@@ -92,7 +92,7 @@ def adaptive(job: Job, buckets: list[Bucket], ctx: Context,
     entries = job.numel
 
     def price(sent: int) -> float:
-        return min(policy.costs(entries, sent, ctx.world_size).values())
+        return policy.cheapest(entries, sent, ctx.world_size)
 
     user = {"send_density": ctx.options.send_density}
     point = choose(price, Measured(job.compute_s, entries, ctx.world_size), user)

@@ -125,13 +125,17 @@ class Tier:
         entries = sent if self.compacts else numel
         return self.bytes_per_entry(world_size) * entries + self.extra_bytes(sent)
 
-    def price(self, link: LinkModel, compute: ComputeCosts, numel: int, sent: int,
-              world_size: int) -> float:
-        """Predicted seconds for one bucket: ``collectives`` x alpha, beta x ring x bytes,
-        plus the local work."""
+    def link_time(self, link: LinkModel, numel: int, sent: int, world_size: int) -> float:
+        """Seconds on the link for one bucket: ``collectives`` x alpha plus beta x ring x
+        bytes."""
         return (self.collectives * link.alpha_s
                 + link.beta_s_per_byte * ring_factor(world_size)
-                * self.payload_bytes(numel, sent, world_size)
+                * self.payload_bytes(numel, sent, world_size))
+
+    def price(self, link: LinkModel, compute: ComputeCosts, numel: int, sent: int,
+              world_size: int) -> float:
+        """Predicted seconds for one bucket: its link time plus the local work."""
+        return (self.link_time(link, numel, sent, world_size)
                 + self.local_cost(compute, numel, sent))
 
     def serves(self, world_size: int) -> bool:
