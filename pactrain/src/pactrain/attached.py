@@ -40,6 +40,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
+from pactrain.fsdp.method import FsdpError, build_sharded, fsdp_group, is_fsdp
 from pactrain.masks import MaskTracker
 from pactrain.methods import (
     CommMethod,
@@ -142,7 +143,7 @@ class PacTrain:
     too, so the three per-step calls live in one place for both.
     """
 
-    def __init__(self, ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer,
+    def __init__(self, ddp_model: nn.Module, optimizer: torch.optim.Optimizer,
                  settings: AttachSettings, method: CommMethod,
                  tracker: MaskTracker | None) -> None:
         self.settings = settings
@@ -152,9 +153,16 @@ class PacTrain:
         self.mask_changed_at: int | None = None
         self._optimizer = optimizer
         self._prepared_step = -1
+        if isinstance(ddp_model, DistributedDataParallel):
+            forward_hooks = [
+                ddp_model.register_forward_pre_hook(self._before_forward),
+                ddp_model.module.register_forward_pre_hook(self._before_any_forward)]
+        else:  # FSDP2's root: before its own pre-forward, which all-gathers the root's
+            # parameters, so that a mask update reaches this step's weights
+            forward_hooks = [ddp_model.register_forward_pre_hook(self._before_forward,
+                                                                 prepend=True)]
         self._handles = [
-            ddp_model.register_forward_pre_hook(self._before_forward),
-            ddp_model.module.register_forward_pre_hook(self._before_any_forward),
+            *forward_hooks,
             optimizer.register_step_pre_hook(self._before_optimizer_step),
             optimizer.register_step_post_hook(self._after_optimizer_step),
         ]
@@ -273,7 +281,7 @@ def warn_if_mostly_dense(selection: Selection) -> None:
 
 
 def attach(
-    ddp_model: DistributedDataParallel, optimizer: torch.optim.Optimizer, *,
+    ddp_model: nn.Module, optimizer: torch.optim.Optimizer, *,
     sparsity: float = 0.8, total_steps: int, method: str = "pactrain",
     prune_start: float | None = None, prune_end: float | None = None,
     prune_frequency: int | None = None, prune_initial: float | None = None,
@@ -336,10 +344,11 @@ def attach(
         KeyError: unknown ``method`` (the message lists the registered ones).
         ValueError: a bad schedule or an option the method does not read.
     """
-    if not isinstance(ddp_model, DistributedDataParallel):
-        raise AttachError(f"attach() needs the model wrapped in DistributedDataParallel, got "
-                          f"{type(ddp_model).__name__}; wrap it first: "
-                          "ddp = DistributedDataParallel(model)")
+    sharded = is_fsdp(ddp_model)
+    if not (sharded or isinstance(ddp_model, DistributedDataParallel)):
+        raise AttachError(f"attach() needs the model wrapped in DistributedDataParallel or "
+                          f"FSDP2's fully_shard, got {type(ddp_model).__name__}; wrap it "
+                          "first: ddp = DistributedDataParallel(model)")
     if not dist.is_initialized():
         raise AttachError("torch.distributed is not initialized; call "
                           "dist.init_process_group(...) (torchrun sets the environment)")
@@ -364,8 +373,15 @@ def attach(
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise AttachError(f"optimizer must be a torch.optim.Optimizer, got "
                           f"{type(optimizer).__name__}")
-    module = ddp_model.module
-    group = ddp_model.process_group
+    if sharded:
+        module = ddp_model
+        try:
+            group = fsdp_group(ddp_model)
+        except FsdpError as exc:
+            raise AttachError(str(exc)) from None
+    else:
+        module = ddp_model.module
+        group = ddp_model.process_group
     rank, world_size = dist.get_rank(group), dist.get_world_size(group)
     held = {id(p) for g in optimizer.param_groups for p in g["params"]}
     trainable = [p for p in module.parameters() if p.requires_grad]
@@ -386,18 +402,29 @@ def attach(
         raise AttachError(str(exc)) from None
     settings = AttachSettings(method, sparsity, total_steps, prune_start, prune_end,
                               prune_frequency, scope, world_size, options, prune_initial)
-    tracker = (MaskTracker(GradualPruner(module, settings.pruning(), prune), group)
-               if spec.uses_pruning else None)
+    if sharded:
+        if options or plan is not None:
+            raise AttachError("under FSDP2, pactrain takes no method options or plan "
+                              "(its collectives compact every module exactly)")
+        try:
+            tracker, comm_method = build_sharded(
+                ddp_model, group, method, settings.pruning() if spec.uses_pruning else None,
+                prune)
+        except FsdpError as exc:
+            raise AttachError(str(exc)) from None
+    else:
+        tracker = (MaskTracker(GradualPruner(module, settings.pruning(), prune), group)
+                   if spec.uses_pruning else None)
+        config = MethodConfig(world_size=world_size, rank=rank, sparsity=sparsity, seed=seed,
+                              error_feedback=error_feedback, options=options, plan=plan,
+                              refresh_every=refresh_every, probe_link=probe_link,
+                              total_steps=total_steps, user_settings=user_settings)
+        comm_method = spec.factory(group, ddp_model, config, tracker)
+        share_control(comm_method, tracker)
+        register_hook(ddp_model, comm_method)
+        apply_hook_momentum(spec, optimizer)
     if tracker is not None:
         warn_if_mostly_dense(tracker.pruner.selection)
-    config = MethodConfig(world_size=world_size, rank=rank, sparsity=sparsity, seed=seed,
-                          error_feedback=error_feedback, options=options, plan=plan,
-                          refresh_every=refresh_every, probe_link=probe_link,
-                          total_steps=total_steps, user_settings=user_settings)
-    comm_method = spec.factory(group, ddp_model, config, tracker)
-    share_control(comm_method, tracker)
-    register_hook(ddp_model, comm_method)
-    apply_hook_momentum(spec, optimizer)
     LOG.info("pactrain attached: method %s, sparsity %.2f over %d steps, rank %d of %d",
              method, sparsity, total_steps, rank, world_size)
     handle = PacTrain(ddp_model, optimizer, settings, comm_method, tracker)

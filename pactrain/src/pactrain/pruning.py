@@ -50,6 +50,40 @@ from pactrain.selection import Selector, select_prunable
 LAMP_SAMPLE = 1 << 16
 
 
+def lamp_scores(squares: torch.Tensor, tail: torch.Tensor) -> torch.Tensor:
+    """LAMP's score of weights whose squares are ``squares`` (ascending) and whose layer's
+    squares at least as large sum to ``tail`` (Lee et al. 2021, eq. 1)."""
+    return squares / tail.clamp_min(torch.finfo(torch.float64).tiny)
+
+
+def allocate_lowest(scores: list[torch.Tensor], capacity: list[torch.Tensor],
+                    to_prune: int) -> list[float]:
+    """How many weights of each layer are among the ``to_prune`` lowest-scoring ones.
+
+    Each layer ``i`` is given as items (``scores[i]``, ascending within the layer), each
+    item standing for ``capacity[i]`` weights (a strided sample's stride, or a histogram
+    bin's count). The items of all layers are ranked by score (stable: equal scores keep
+    layer order) and taken from the lowest until ``to_prune`` weights are; the item that
+    reaches it is taken in part. Deterministic for equal inputs, so ranks that agree on the
+    items agree on the allocation without talking.
+    """
+    if not scores:
+        return []
+    owner = torch.cat([torch.full(s.shape, index, dtype=torch.long, device=s.device)
+                       for index, s in enumerate(scores)])
+    order = torch.sort(torch.cat(scores), stable=True).indices
+    capacity_sorted = torch.cat(capacity)[order]
+    owner_sorted = owner[order]
+    reached = capacity_sorted.cumsum(0)
+    last = int(torch.searchsorted(reached, float(to_prune)))  # the item that reaches it
+    last = min(last, reached.numel() - 1)
+    taken = capacity_sorted[:last + 1].clone()
+    taken[-1] -= float(reached[last]) - to_prune
+    per_layer = torch.zeros(len(scores), dtype=torch.float64,
+                            device=taken.device).index_add_(0, owner_sorted[:last + 1], taken)
+    return [float(count) for count in per_layer]
+
+
 class NothingToPruneError(ValueError):
     """The model has no trainable weight matrix to prune (or none the selector names)."""
 
@@ -216,31 +250,19 @@ class GradualPruner:
         to_prune = n_prune - sum(pruned.values())
         if to_prune <= 0:
             return pruned
-        scores, capacity, owner = [], [], []
-        for index, (name, mask) in enumerate(self.masks.items()):
+        scores, capacity = [], []
+        for name, mask in self.masks.items():
             live = self.params[name].detach().flatten()[mask.flatten()]
-            if live.numel() == 0:
-                continue
-            stride = -(-live.numel() // LAMP_SAMPLE)
+            stride = max(1, -(-live.numel() // LAMP_SAMPLE))
             squares = torch.sort(live[::stride].double().square(), stable=True).values
             tail = squares.flip(0).cumsum(0).flip(0)
-            scores.append(squares / (stride * tail).clamp_min(torch.finfo(torch.float64).tiny))
+            scores.append(lamp_scores(squares, stride * tail))
             share = torch.full_like(squares, float(stride))
-            share[-1] = live.numel() - stride * (squares.numel() - 1)  # the layer's largest
+            if share.numel():
+                share[-1] = live.numel() - stride * (squares.numel() - 1)  # the largest
             capacity.append(share)
-            owner.append(torch.full(squares.shape, index, dtype=torch.long,
-                                    device=squares.device))
-        order = torch.sort(torch.cat(scores), stable=True).indices
-        capacity_sorted = torch.cat(capacity)[order]
-        owner_sorted = torch.cat(owner)[order]
-        reached = capacity_sorted.cumsum(0)
-        last = int(torch.searchsorted(reached, float(to_prune)))  # the item that reaches it
-        taken = capacity_sorted[:last + 1].clone()
-        taken[-1] -= float(reached[last]) - to_prune
-        per_layer = torch.zeros(len(self.masks), dtype=torch.float64,
-                                device=taken.device).index_add_(
-            0, owner_sorted[:last + 1], taken)
-        return {name: pruned[name] + round(float(per_layer[index]))
+        added = allocate_lowest(scores, capacity, to_prune)
+        return {name: pruned[name] + round(added[index])
                 for index, name in enumerate(self.masks)}
 
     @staticmethod

@@ -152,6 +152,48 @@ class Communicator:
                                  async_op=True).get_future()
         return self._time(future, start, nbytes)
 
+    def reduce_scatter(self, output: torch.Tensor, tensor: torch.Tensor, op: Any,
+                       name: str = "reduce_scatter", group: Any = None) -> None:
+        """Reduce-scatter ``tensor`` (``world x output.numel()`` entries) into ``output``
+        and wait (FSDP2 calls its comms synchronously on the CPU). Counted as the whole
+        input's bytes, like an all-reduce of it: the ring puts (N-1)/N of it on the wire."""
+        self._blocking(tensor.numel() * tensor.element_size(), name,
+                       lambda: dist.reduce_scatter_tensor(
+                           output, tensor, op=op, group=group or self.process_group))
+
+    def all_gather_into(self, output: torch.Tensor, tensor: torch.Tensor,
+                        name: str = "all_gather", group: Any = None) -> None:
+        """All-gather ``tensor`` from every rank into ``output`` (``world x`` its entries)
+        and wait. Counted as the output's bytes (the ring puts (N-1)/N of them on the
+        wire), so a reduce-scatter and an all-gather of one layout count the same."""
+        self._blocking(output.numel() * output.element_size(), name,
+                       lambda: dist.all_gather_into_tensor(
+                           output, tensor, group=group or self.process_group))
+
+    def all_to_all(self, output: torch.Tensor, tensor: torch.Tensor, output_splits: list[int],
+                   input_splits: list[int], name: str = "all_to_all",
+                   group: Any = None) -> None:
+        """Send ``input_splits[r]`` entries of ``tensor`` to rank ``r`` and receive
+        ``output_splits[r]`` from it into ``output``, and wait. Counted as the output's
+        bytes (an all-gather of uneven rows counts what every rank receives, its own row
+        included, like :meth:`all_gather_into`)."""
+        self._blocking(output.numel() * output.element_size(), name,
+                       lambda: dist.all_to_all_single(
+                           output, tensor, output_split_sizes=output_splits,
+                           input_split_sizes=input_splits,
+                           group=group or self.process_group))
+
+    def _blocking(self, nbytes: int, name: str, launch: Callable[[], Any]) -> None:
+        with self._lock:
+            self.payload.add(nbytes, name)
+        start = self._launched()
+        future: torch.futures.Future[None] = torch.futures.Future()
+        self._time(future, start, nbytes)
+        try:
+            launch()
+        finally:
+            future.set_result(None)
+
     def count(self, nbytes: int, name: str = "all_reduce") -> None:
         """Count ``nbytes`` handed to a collective that someone else launches."""
         self.payload.add(nbytes, name)
@@ -187,6 +229,18 @@ class Communicator:
         dist.broadcast(tensor, src=src, group=group)
         self.control_seconds += time.perf_counter() - start
         return tensor
+
+    def control_all_gather(self, output: torch.Tensor, tensor: torch.Tensor,
+                           name: str = "control_gather") -> torch.Tensor:
+        """All-gather ``tensor`` from every rank into ``output`` and wait; counted in
+        :attr:`control` as the output's bytes. Without ``torch.distributed``, a copy."""
+        if not self.distributed:
+            return output.copy_(tensor.view_as(output))
+        self.control.add(output.numel() * output.element_size(), name)
+        start = time.perf_counter()
+        dist.all_gather_into_tensor(output, tensor, group=self.process_group)
+        self.control_seconds += time.perf_counter() - start
+        return output
 
     def control_barrier(self, name: str = "barrier") -> None:
         """Wait for every rank of the group (no payload; its time is counted)."""
