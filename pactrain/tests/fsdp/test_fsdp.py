@@ -226,3 +226,28 @@ def test_fsdp_example_runs_as_a_user_would(tmp_path: Path) -> None:
         ours = torch.load(tmp_path / f"pactrain.rank{rank}")
         theirs = torch.load(tmp_path / f"dense.rank{rank}")
         assert all(torch.equal(ours[n], theirs[n]) for n in theirs)
+
+
+def _pactrain(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pactrain.cli", *args], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "COLUMNS": "400"})
+
+
+def test_pactrain_train_fsdp_resumes_to_the_same_model(tmp_path: Path) -> None:
+    common = ("train", "--model", "gpt-tiny", "--fsdp", "--steps", "16", "--workers", "2")
+    whole = _pactrain(*common, "--json", str(tmp_path / "whole.json"))
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    half = _pactrain(*common, "--stop-after", "8", "--checkpoint", str(tmp_path / "ck.pt"))
+    assert half.returncode == 0, half.stderr[-3000:]
+    resumed = _pactrain(*common, "--resume", str(tmp_path / "ck.pt"),
+                        "--json", str(tmp_path / "resumed.json"))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    first, second = (json.loads((tmp_path / f"{n}.json").read_text())
+                     for n in ("whole", "resumed"))
+    assert second["start_step"] == 8 and second["mask_consistent"]
+    assert second["final_test_loss"] == first["final_test_loss"]
+    assert first["density"] == pytest.approx(0.2)
+    shares = first["method_summary"]
+    assert shares["fsdp"] and shares["all_gather_share"] <= 0.25
+    refused = _pactrain(*common, "--method", "powersgd")
+    assert refused.returncode == 2 and "no FSDP2 form" in refused.stderr

@@ -100,6 +100,10 @@ def train(
                                "first bucket of 1 MiB; any value makes every bucket that size)."),
     gradient_as_bucket_view: bool = typer.Option(True, help=BUCKET_VIEW_HELP),
     broadcast_buffers: bool = typer.Option(False, help=BROADCAST_BUFFERS_HELP),
+    fsdp: bool = typer.Option(False, help="Shard the model with FSDP2's fully_shard (each "
+                              "block, then the root) instead of DDP; its all-gather and "
+                              "reduce-scatter carry kept entries only. Methods: "
+                              "pactrain, pactrain-fp32, dense."),
     error_feedback: bool | None = typer.Option(
         None, "--error-feedback/--no-error-feedback",
         help="Residuals for lossy compression (default: the method's own: off for PacTrain's "
@@ -156,6 +160,16 @@ def train(
     except KeyError as err:
         raise typer.BadParameter(str(err.args[0]), param_hint="--model") from None
     check_methods([method], optimizer, flag="--method")
+    if fsdp:
+        from pactrain.fsdp.method import FSDP_METHODS
+
+        if method not in FSDP_METHODS:
+            raise typer.BadParameter(f"{method!r} has no FSDP2 form; with --fsdp use one of "
+                                     f"{', '.join(FSDP_METHODS)}", param_hint="--method")
+        if eval_every or plan is not None or send_density is not None:
+            raise typer.BadParameter("--fsdp trains with the schedule and evaluates at the "
+                                     "end; --eval-every, --plan and --send-density are "
+                                     "for DDP runs", param_hint="--fsdp")
     check_send_options(method, send_density, send_select, rounding, error_feedback)
     if prune_scope not in PRUNE_SCOPES:
         raise typer.BadParameter(f"{prune_scope!r}: choose one of {', '.join(PRUNE_SCOPES)}",
@@ -181,7 +195,7 @@ def train(
         seed=seed, batch_size=batch_size, optimizer=optimizer, lr=lr,
         accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
-        gradient_as_bucket_view=gradient_as_bucket_view,
+        gradient_as_bucket_view=gradient_as_bucket_view, fsdp=fsdp,
         error_feedback=error_feedback,
         json_out=json_out if json_out not in (None, "-") else None,
         timeout_s=collective_timeout, backend=backend,

@@ -64,6 +64,8 @@ class RunConfig:
             result's ``plan``, :mod:`pactrain.plan`); ``None``: decide from measurements.
         warmup_steps: steps left out of throughput and payload averages.
         method_options: method-specific options (passed to the method factory).
+        fsdp: shard the model with FSDP2's ``fully_shard`` (:mod:`pactrain.train.sharding`)
+            instead of wrapping it in DDP.
         checkpoint: path written at the end (model, optimizer, masks, hook state).
         resume: checkpoint path to continue from.
         json_out: path rank 0 writes the result to.
@@ -102,6 +104,7 @@ class RunConfig:
     prune_initial: float | None = None
     prune_scope: str = "lamp"
     prune: list[str] | None = None
+    fsdp: bool = False
     error_feedback: bool | None = None
     refresh_every: int = 50
     probe_link: bool = True

@@ -37,6 +37,12 @@ from pactrain.train.config import RunConfig
 from pactrain.train.heartbeat import Heartbeat
 from pactrain.train.held_out import HeldOutCurve
 from pactrain.train.optimizers import build_optimizer, default_lr
+from pactrain.train.sharding import (
+    full_state,
+    load_full_state,
+    shard_model,
+    without_gradient_sync,
+)
 from pactrain.wire_counters import read_own_counters, wire_per_step
 
 #: What a checkpoint must share with the run that resumes it beyond what ``attach``
@@ -109,16 +115,21 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
 
     device = training_device(config.backend)
     model = spec.build(config.seed).to(device)  # the same weights on every rank, then moved
+    if config.fsdp:
+        shard_model(model)  # before the optimizer: fully_shard replaces the parameters
     optimizer = build_optimizer(config.optimizer, model.parameters(), lr, config.momentum,
                                 config.weight_decay)
     checkpoint: dict[str, Any] | None = None
     if config.resume:
         checkpoint = torch.load(config.resume, map_location="cpu", weights_only=False)
         check_resumable(checkpoint.get("config"), config, world_size)
-        model.load_state_dict(checkpoint["model"])
-        optimizer.load_state_dict(checkpoint["optimizer"])
+        if config.fsdp:
+            load_full_state(model, optimizer, checkpoint["model"], checkpoint["optimizer"])
+        else:
+            model.load_state_dict(checkpoint["model"])
+            optimizer.load_state_dict(checkpoint["optimizer"])
 
-    ddp = DistributedDataParallel(
+    ddp = model if config.fsdp else DistributedDataParallel(
         model, device_ids=[device.index] if device.type == "cuda" else None,
         gradient_as_bucket_view=config.gradient_as_bucket_view,
         # unset keeps DDP's small first bucket (RunConfig.bucket_cap_mb says why)
@@ -173,7 +184,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
             for micro in range(config.accumulation):
                 inputs, targets = (t.to(device, non_blocking=True) for t in next(stream))
                 last = micro == config.accumulation - 1
-                with contextlib.nullcontext() if last else ddp.no_sync():
+                with contextlib.nullcontext() if last else without_gradient_sync(ddp):
                     loss = spec.loss(ddp(inputs), targets) / config.accumulation
                     loss.backward()
                 step_loss += float(loss.detach())
@@ -205,9 +216,11 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     if curve is not None:
         result.update(curve.result())
     result.update(wire_per_step(wire_at_warm, wire_end, timed_steps))
-    if rank == 0 and config.evaluate:
-        result.update({f"final_{k}": v for k, v in spec.evaluate(model).items()})
-        result["primary_metric"] = f"final_{spec.primary_metric}"
+    if config.evaluate and (rank == 0 or config.fsdp):  # a sharded forward takes every rank
+        metrics = spec.evaluate(model)
+        if rank == 0:
+            result.update({f"final_{k}": v for k, v in metrics.items()})
+            result["primary_metric"] = f"final_{spec.primary_metric}"
     if config.checkpoint:
         _save_checkpoint(config.checkpoint, rank, world_size, model, optimizer, session,
                          config)
@@ -231,8 +244,9 @@ def _result(
     pruned_bytes = 0
     if tracker is not None:
         for name, mask in tracker.pruner.masks.items():
-            pruned_bytes += (mask.numel() - int(mask.sum())) * \
-                tracker.pruner.params[name].element_size()
+            pruned = getattr(tracker.pruner, "pruned_total", {}).get(  # FSDP: all shards
+                name, mask.numel() - int(mask.sum()))
+            pruned_bytes += pruned * tracker.pruner.params[name].element_size()
     samples = timed_steps * batch_size * config.accumulation * world_size
     summary = method.summary()
     payload_per_step = (payload.total_bytes - warm_bytes) / n_steps if n_steps else 0.0
@@ -286,10 +300,12 @@ def _save_checkpoint(path: str, rank: int, world_size: int, model: torch.nn.Modu
     (gathered): the format ``attach(..., state=checkpoint["pactrain"])`` continues."""
     gathered: list[Any] = [None] * world_size
     dist.all_gather_object(gathered, session.state_dict())
+    model_state, optimizer_state = ((full_state(model, optimizer)) if config.fsdp
+                                    else (model.state_dict(), optimizer.state_dict()))
     if rank == 0:
         torch.save({
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
+            "model": model_state,
+            "optimizer": optimizer_state,
             "pactrain": gathered,
             "config": config.to_json(),
         }, path)

@@ -52,8 +52,10 @@ def build_optimizer(name: str, params: Iterable[torch.nn.Parameter], lr: float,
     check_optimizer(name)
     params = list(params)
     if name == "sgd":
+        # DTensor parameters (FSDP2) have no sharding rule for the fused kernel (torch 2.13:
+        # "aten._fused_sgd_.default does not have a sharding strategy registered")
         fused = all(p.device.type in FUSED_SGD_DEVICES and p.is_floating_point()
-                    for p in params) or None
+                    and not hasattr(p, "to_local") for p in params) or None
         return torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay,
                                fused=fused)
     return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
