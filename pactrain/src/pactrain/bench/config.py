@@ -64,6 +64,8 @@ class BenchConfig:
         bucket_cap_mb: every run's DDP bucket size (``None``: PyTorch's 25 MB).
         gradient_as_bucket_view: every run's gradients are views of DDP's buckets
             (:class:`pactrain.train.config.RunConfig`).
+        fsdp, fsdp_dtype: every run shards its model with FSDP2 (``pactrain train --fsdp``,
+            ``--fsdp-dtype``) instead of DDP.
         broadcast_buffers: every run broadcasts rank 0's buffers at each forward (off:
             :class:`pactrain.train.config.RunConfig` says why that changes no number).
     """
@@ -98,6 +100,8 @@ class BenchConfig:
     bucket_cap_mb: float | None = None
     gradient_as_bucket_view: bool = True
     broadcast_buffers: bool = False
+    fsdp: bool = False
+    fsdp_dtype: str | None = None
 
     def __post_init__(self) -> None:
         from pactrain.names import check_optimizer

@@ -39,7 +39,8 @@ def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
         prune_end=0.0,
         method_options=config.method_options(cell.method), timeout_s=config.run_timeout_s,
         bucket_cap_mb=config.bucket_cap_mb, broadcast_buffers=config.broadcast_buffers,
-        gradient_as_bucket_view=config.gradient_as_bucket_view,
+        gradient_as_bucket_view=config.gradient_as_bucket_view, fsdp=config.fsdp,
+        fsdp_dtype=config.fsdp_dtype,
     )
     for key, value in overrides.items():
         setattr(base, key, value)
@@ -69,6 +70,7 @@ def row_from_result(cell: Cell, label: str, result: dict[str, Any]) -> Row:
         "samples_per_s": result["samples_per_s"],
         "elapsed_s": result["elapsed_s"],
         "payload_bytes_per_step": result["payload_bytes_per_step"],
+        "payload_by_collective_per_step": result.get("payload_by_collective_per_step", {}),
         "dense_payload_bytes_per_step": result["dense_payload_bytes_per_step"],
         "wire_bytes_per_step": result.get("wire_tx_bytes_per_step"),
         "wire_rx_bytes_per_step": result.get("wire_rx_bytes_per_step"),

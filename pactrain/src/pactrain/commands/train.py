@@ -104,6 +104,9 @@ def train(
                               "block, then the root) instead of DDP; its all-gather and "
                               "reduce-scatter carry kept entries only. Methods: "
                               "pactrain, pactrain-fp32, dense."),
+    fsdp_dtype: str | None = typer.Option(
+        None, help="With --fsdp: gather parameters and reduce gradients in bf16 or fp16 "
+        "(FSDP2's MixedPrecisionPolicy; weights and optimizer stay fp32)."),
     error_feedback: bool | None = typer.Option(
         None, "--error-feedback/--no-error-feedback",
         help="Residuals for lossy compression (default: the method's own: off for PacTrain's "
@@ -160,12 +163,19 @@ def train(
     except KeyError as err:
         raise typer.BadParameter(str(err.args[0]), param_hint="--model") from None
     check_methods([method], optimizer, flag="--method")
+    if fsdp_dtype is not None and not fsdp:
+        raise typer.BadParameter("--fsdp-dtype needs --fsdp", param_hint="--fsdp-dtype")
     if fsdp:
         from pactrain.fsdp.method import FSDP_METHODS
 
         if method not in FSDP_METHODS:
             raise typer.BadParameter(f"{method!r} has no FSDP2 form; with --fsdp use one of "
                                      f"{', '.join(FSDP_METHODS)}", param_hint="--method")
+        from pactrain.train.sharding import FSDP_DTYPES
+
+        if fsdp_dtype is not None and fsdp_dtype not in FSDP_DTYPES:
+            raise typer.BadParameter(f"{fsdp_dtype!r}: choose one of {', '.join(FSDP_DTYPES)}",
+                                     param_hint="--fsdp-dtype")
         if eval_every or plan is not None or send_density is not None:
             raise typer.BadParameter("--fsdp trains with the schedule and evaluates at the "
                                      "end; --eval-every, --plan and --send-density are "
@@ -195,7 +205,7 @@ def train(
         seed=seed, batch_size=batch_size, optimizer=optimizer, lr=lr,
         accumulation=accumulation,
         bucket_cap_mb=bucket_cap_mb, broadcast_buffers=broadcast_buffers,
-        gradient_as_bucket_view=gradient_as_bucket_view, fsdp=fsdp,
+        gradient_as_bucket_view=gradient_as_bucket_view, fsdp=fsdp, fsdp_dtype=fsdp_dtype,
         error_feedback=error_feedback,
         json_out=json_out if json_out not in (None, "-") else None,
         timeout_s=collective_timeout, backend=backend,

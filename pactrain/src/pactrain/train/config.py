@@ -66,6 +66,8 @@ class RunConfig:
         method_options: method-specific options (passed to the method factory).
         fsdp: shard the model with FSDP2's ``fully_shard`` (:mod:`pactrain.train.sharding`)
             instead of wrapping it in DDP.
+        fsdp_dtype: with ``fsdp``, gather parameters and reduce gradients in this dtype
+            (``"bf16"``, ``"fp16"``; ``None``: the parameters' own).
         checkpoint: path written at the end (model, optimizer, masks, hook state).
         resume: checkpoint path to continue from.
         json_out: path rank 0 writes the result to.
@@ -105,6 +107,7 @@ class RunConfig:
     prune_scope: str = "lamp"
     prune: list[str] | None = None
     fsdp: bool = False
+    fsdp_dtype: str | None = None
     error_feedback: bool | None = None
     refresh_every: int = 50
     probe_link: bool = True

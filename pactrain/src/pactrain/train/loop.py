@@ -116,7 +116,7 @@ def train_rank(config: RunConfig, rank: int, world_size: int) -> dict[str, Any]:
     device = training_device(config.backend)
     model = spec.build(config.seed).to(device)  # the same weights on every rank, then moved
     if config.fsdp:
-        shard_model(model)  # before the optimizer: fully_shard replaces the parameters
+        shard_model(model, config.fsdp_dtype)  # before the optimizer: it replaces them
     optimizer = build_optimizer(config.optimizer, model.parameters(), lr, config.momentum,
                                 config.weight_decay)
     checkpoint: dict[str, Any] | None = None
@@ -274,6 +274,9 @@ def _result(
         "dense_payload_bytes_per_step": float(dense_bytes),
         "ideal_payload_bytes_per_step": float(dense_bytes - pruned_bytes),
         "payload_by_collective": dict(payload.by_collective),
+        "payload_by_collective_per_step": {name: count / payload.steps for name, count
+                                           in payload.by_collective.items()
+                                           } if payload.steps else {},
         "comm_s_per_step": summary.get("comm_s_per_step"),
         "collective_s_per_step": summary.get("collective_s_per_step"),
         "comm_exposed_s_per_step": summary.get("comm_exposed_s_per_step"),
