@@ -10,8 +10,10 @@ Two measurements, printed side by side:
    collectives (method ``dense``, same pruning) against ``pactrain``: bytes per step of each
    collective as counted, rank 0's transmitted bytes per step on its interface, and the step
    time on the shaped link.
-2. **Loss at equal steps** (loopback, the gradual schedule): the final held-out loss of each
-   tier against FSDP2's fp32, so "holds the loss" is measured, not assumed.
+2. **Loss at equal steps** (loopback, the gradual schedule): the final held-out loss of
+   ``pactrain`` on each tier, so "holds the loss" is measured, not assumed. Only
+   ``pactrain`` runs here: on the same tier it is bit-equal to FSDP2's own collectives
+   (``tests/fsdp``), so FSDP2's loss is the same number.
 
 Run it alone on the machine, as root:
 
@@ -67,7 +69,7 @@ def quality(args: argparse.Namespace, console: Console) -> list[dict[str, Any]]:
     """Measurement 2: the final held-out loss of each tier at equal steps, per seed."""
     rows = []
     for dtype in args.dtypes:
-        for method in ("dense", "pactrain"):
+        for method in ("pactrain",):
             for seed in args.seeds:
                 console.print(f"equal steps: {method} {dtype} seed {seed}")
                 result = run_training(RunConfig(
@@ -148,8 +150,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sparsity", type=float, default=0.8)
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup-steps", type=int, default=4)
-    parser.add_argument("--quality-steps", type=int, default=300)
-    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--quality-steps", type=int, default=120,
+                        help="bf16 trains about 3x slower than fp32 on this CPU")
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1])
     parser.add_argument("--out", default="fsdp-traffic")
     args = parser.parse_args(argv)
     console = Console()

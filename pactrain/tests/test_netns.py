@@ -161,3 +161,39 @@ def test_stale_topology_of_a_killed_run_is_detected_and_cleaned() -> None:
     removed = netns.clean_stale()
     assert hub in removed
     assert not [n for n in netns.list_namespaces() if n.startswith(hub[:-3])]
+
+
+def _transfer(topo: Topology, sender: int, receiver: int, nbytes: int) -> float:
+    """Send ``nbytes`` over TCP from ``sender`` to ``receiver``; the receiver's bits/s."""
+    recv = subprocess.Popen([*topo.exec_prefix(receiver), sys.executable, "-c", _RECEIVER],
+                            stdout=subprocess.PIPE, text=True)
+    assert recv.stdout is not None and recv.stdout.readline().strip() == "ready"
+    subprocess.run([*topo.exec_prefix(sender), sys.executable, "-c", _SENDER,
+                    topo.address(receiver), str(nbytes)], check=True)
+    got, seconds = recv.stdout.readline().split()
+    recv.wait(timeout=30)
+    assert int(got) == nbytes
+    return nbytes * 8 / float(seconds)
+
+
+@pytest.mark.root
+@needs_root
+@pytest.mark.slow
+def test_two_level_topology_shapes_only_the_uplinks() -> None:
+    rate = 20_000_000
+    with Topology(workers=4, rate="20mbit", nodes=2) as topo:
+        assert [topo.node_of(r) for r in range(4)] == [0, 0, 1, 1]
+        assert len(topo.namespaces()) == 1 + 2 + 4
+        before = topo.uplink_counters(0)
+        inside = _transfer(topo, 0, 1, 3_000_000)
+        between_inside = topo.uplink_counters(0).tx_bytes - before.tx_bytes
+        across = _transfer(topo, 0, 2, 3_000_000)
+        uplink = topo.uplink_counters(0).tx_bytes - before.tx_bytes - between_inside
+        assert inside > 5 * rate, inside  # the node's own bridge is not shaped
+        assert 0.6 * rate < across < 1.15 * rate, across
+        assert between_inside < 100_000  # a node-internal transfer stays off the uplink
+        assert 3_000_000 <= uplink < 1.1 * 3_000_000
+        assert "tbf" in topo.qdisc(topo.node_namespace(0), "up0")
+        assert "tbf" not in topo.qdisc(topo.namespace(0), "eth0")
+    assert not any(ns.startswith(f"{netns.PREFIX}{topo.run_id}") for ns in
+                   netns.list_namespaces())

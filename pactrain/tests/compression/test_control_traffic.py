@@ -20,6 +20,7 @@ ROOT = Path(pactrain.__file__).parent
 COLLECTIVES = {"all_reduce", "all_gather", "broadcast", "barrier", "reduce", "gather",
                "scatter", "send", "recv", "isend", "irecv", "all_to_all", "reduce_scatter"}
 HARNESS = {"compression/communicator.py",   # the one place a method's collectives start
+           "compression/hierarchical.py",   # the same communicator, two-level
            "train/held_out.py",             # the loop's early-stop flag, once per evaluation
            "train/loop.py"}                 # the loop's final barrier
 

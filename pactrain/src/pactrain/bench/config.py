@@ -64,6 +64,8 @@ class BenchConfig:
         bucket_cap_mb: every run's DDP bucket size (``None``: PyTorch's 25 MB).
         gradient_as_bucket_view: every run's gradients are views of DDP's buckets
             (:class:`pactrain.train.config.RunConfig`).
+        nodes: the workers split into this many nodes behind one shaped uplink each, with
+            unshaped links inside a node (:class:`pactrain.bench.netns.Topology`).
         fsdp, fsdp_dtype: every run shards its model with FSDP2 (``pactrain train --fsdp``,
             ``--fsdp-dtype``) instead of DDP.
         broadcast_buffers: every run broadcasts rank 0's buffers at each forward (off:
@@ -102,6 +104,7 @@ class BenchConfig:
     broadcast_buffers: bool = False
     fsdp: bool = False
     fsdp_dtype: str | None = None
+    nodes: int = 1
 
     def __post_init__(self) -> None:
         from pactrain.names import check_optimizer
@@ -118,6 +121,9 @@ class BenchConfig:
             raise ValueError(f"--sparsity must be in [0, 1), got {self.sparsity}")
         if self.workers < 2:
             raise ValueError("--workers must be at least 2: one worker communicates nothing")
+        if self.nodes < 1 or self.workers % self.nodes:
+            raise ValueError(f"--nodes {self.nodes} does not split --workers {self.workers} "
+                             "into nodes of equal size")
         if self.tta_prune_end is not None and not 0.0 <= self.tta_prune_end <= 1.0:
             raise ValueError(f"--tta-prune-end must be in [0, 1], got {self.tta_prune_end}")
         if (self.tta_prune_initial is not None

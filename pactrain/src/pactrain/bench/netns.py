@@ -11,6 +11,18 @@ Topology (``N`` workers, run id ``R``)::
     ...                                            /
     ns ptnet-R-wN-1 eth0 10.77.0.N/24 --veth-- hN-1
 
+Two-level (``nodes`` > 1: the workers of a node share one uplink)::
+
+    ns ...-w0  eth0 --veth-- h0 \\
+    ns ...-w1  eth0 --veth-- h1  >-- br0 (ns ...-n0) up0 ==shaped== u0 \\
+                                                                     >-- br0 (ns ...-hub)
+    ns ...-w2  eth0 --veth-- h2 \\                                  /
+    ns ...-w3  eth0 --veth-- h3  >-- br0 (ns ...-n1) up1 ==shaped== u1
+
+  Inside a node the links are unshaped veth (the fast bus); only the node's uplink is
+  shaped, both ways, and every byte between nodes of all its workers shares it. Workers
+  are numbered node by node (ranks ``k x W/nodes`` to ``(k+1) x W/nodes - 1`` on node
+  ``k``), as torchrun numbers them.
 * The hub namespace holds only the bridge and the hub ends of the veth pairs; it has no
   link to the root namespace, and the addresses exist only inside the worker namespaces,
   so nothing of this leaks into the host's network.
@@ -52,7 +64,7 @@ from pactrain.wire_counters import WORKER_IFNAME, LinkCounters
 
 PREFIX = "ptnet-"
 BRIDGE = "br0"
-_NAME_RE = re.compile(rf"^{PREFIX}(\d+)-([0-9a-f]+)-(hub|w\d+)$")
+_NAME_RE = re.compile(rf"^{PREFIX}(\d+)-([0-9a-f]+)-(hub|w\d+|n\d+)$")
 
 
 class NetnsError(RuntimeError):
@@ -137,12 +149,16 @@ class Topology:
     workers: int
     rate: str | None = "100mbit"
     subnet: str = "10.77.0"
+    nodes: int = 1
     tag: str = field(default_factory=lambda: secrets.token_hex(2))
     _built: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not 1 <= self.workers <= 250:
             raise ValueError(f"workers must be 1..250 (one /24 subnet), got {self.workers}")
+        if self.nodes < 1 or self.workers % self.nodes:
+            raise ValueError(f"{self.workers} workers do not split into {self.nodes} nodes "
+                             "of equal size")
         self.rate_bits = parse_rate(self.rate) if self.rate else None
         self.run_id = f"{os.getpid()}-{self.tag}"
 
@@ -154,12 +170,33 @@ class Topology:
     def namespace(self, rank: int) -> str:
         return f"{PREFIX}{self.run_id}-w{rank}"
 
+    def node_namespace(self, node: int) -> str:
+        """The namespace of node ``node``'s bridge (two-level topologies only)."""
+        return f"{PREFIX}{self.run_id}-n{node}"
+
+    @property
+    def workers_per_node(self) -> int:
+        return self.workers // self.nodes
+
+    def node_of(self, rank: int) -> int:
+        return rank // self.workers_per_node
+
+    def shaped_ends(self) -> list[tuple[str, str]]:
+        """(namespace, device) of every shaped link end: each worker's link both ways, or
+        with nodes, each node's uplink both ways."""
+        if self.nodes > 1:
+            return [end for node in range(self.nodes)
+                    for end in ((self.node_namespace(node), f"up{node}"), (self.hub, f"u{node}"))]
+        return [end for rank in range(self.workers)
+                for end in ((self.namespace(rank), WORKER_IFNAME), (self.hub, f"h{rank}"))]
+
     def address(self, rank: int) -> str:
         """IPv4 address of ``rank``'s ``eth0`` (exists only inside its namespace)."""
         return f"{self.subnet}.{rank + 1}"
 
     def namespaces(self) -> list[str]:
-        return [self.hub] + [self.namespace(k) for k in range(self.workers)]
+        nodes = [self.node_namespace(k) for k in range(self.nodes)] if self.nodes > 1 else []
+        return [self.hub, *nodes] + [self.namespace(k) for k in range(self.workers)]
 
     def exec_prefix(self, rank: int) -> list[str]:
         """argv prefix that runs a command as ``rank`` inside its namespace.
@@ -193,21 +230,33 @@ class Topology:
         _run(["ip", "-n", hub, "link", "set", "lo", "up"])
         _run(["ip", "-n", hub, "link", "add", BRIDGE, "type", "bridge"])
         _run(["ip", "-n", hub, "link", "set", BRIDGE, "up"])
+        for node in range(self.nodes if self.nodes > 1 else 0):
+            bridge_ns = self.node_namespace(node)
+            _run(["ip", "netns", "add", bridge_ns])
+            _run(["ip", "-n", bridge_ns, "link", "set", "lo", "up"])
+            _run(["ip", "-n", bridge_ns, "link", "add", BRIDGE, "type", "bridge"])
+            _run(["ip", "-n", bridge_ns, "link", "set", BRIDGE, "up"])
+            _run(["ip", "-n", bridge_ns, "link", "add", f"up{node}", "type", "veth",
+                  "peer", "name", f"u{node}", "netns", hub])
+            for ns, dev in ((bridge_ns, f"up{node}"), (hub, f"u{node}")):
+                _run(["ip", "-n", ns, "link", "set", dev, "master", BRIDGE])
+                _run(["ip", "-n", ns, "link", "set", dev, "up"])
         for rank in range(self.workers):
             ns, hub_end = self.namespace(rank), f"h{rank}"
+            bridge_ns = self.node_namespace(self.node_of(rank)) if self.nodes > 1 else hub
             _run(["ip", "netns", "add", ns])
             _run(["ip", "-n", ns, "link", "set", "lo", "up"])
             # Both ends are born inside the namespaces: nothing passes through the root one.
             _run(["ip", "-n", ns, "link", "add", WORKER_IFNAME, "type", "veth",
-                  "peer", "name", hub_end, "netns", hub])
+                  "peer", "name", hub_end, "netns", bridge_ns])
             _run(["ip", "-n", ns, "addr", "add", f"{self.address(rank)}/24",
                   "dev", WORKER_IFNAME])
             _run(["ip", "-n", ns, "link", "set", WORKER_IFNAME, "up"])
-            _run(["ip", "-n", hub, "link", "set", hub_end, "master", BRIDGE])
-            _run(["ip", "-n", hub, "link", "set", hub_end, "up"])
-            if self.rate_bits is not None:
-                self._shape(ns, WORKER_IFNAME)
-                self._shape(hub, hub_end)
+            _run(["ip", "-n", bridge_ns, "link", "set", hub_end, "master", BRIDGE])
+            _run(["ip", "-n", bridge_ns, "link", "set", hub_end, "up"])
+        if self.rate_bits is not None:
+            for ns, dev in self.shaped_ends():
+                self._shape(ns, dev)
         self._wait_links_up()
 
     def _wait_links_up(self, timeout_s: float = 10.0) -> None:
@@ -218,7 +267,10 @@ class Topology:
         lose its first rendezvous packets.
         """
         ends = [(self.namespace(r), WORKER_IFNAME) for r in range(self.workers)]
-        ends += [(self.hub, f"h{r}") for r in range(self.workers)]
+        ends += [(self.node_namespace(self.node_of(r)) if self.nodes > 1 else self.hub,
+                  f"h{r}") for r in range(self.workers)]
+        if self.nodes > 1:
+            ends += self.shaped_ends()
         deadline = time.monotonic() + timeout_s
         while True:
             down = [f"{ns}/{dev}" for ns, dev in ends
@@ -234,12 +286,11 @@ class Topology:
         """Reshape every link of a built topology to ``rate`` (``None``: unshaped)."""
         self.rate = rate
         self.rate_bits = parse_rate(rate) if rate else None
-        for k in range(self.workers):
-            for ns, dev in ((self.namespace(k), WORKER_IFNAME), (self.hub, f"h{k}")):
-                if self.rate_bits is None:
-                    _run(["tc", "-n", ns, "qdisc", "del", "dev", dev, "root"], check=False)
-                else:
-                    self._shape(ns, dev)
+        for ns, dev in self.shaped_ends():
+            if self.rate_bits is None:
+                _run(["tc", "-n", ns, "qdisc", "del", "dev", dev, "root"], check=False)
+            else:
+                self._shape(ns, dev)
 
     def _shape(self, ns: str, dev: str) -> None:
         assert self.rate_bits is not None
@@ -271,13 +322,19 @@ class Topology:
     # inspection ----------------------------------------------------------------------------
     def counters(self, rank: int) -> LinkCounters:
         """Cumulative counters of ``rank``'s ``eth0``, read from outside its namespace."""
-        out = _run(["ip", "-j", "-s", "-n", self.namespace(rank), "link", "show",
-                    "dev", WORKER_IFNAME]).stdout
+        return self._counters(self.namespace(rank), WORKER_IFNAME)
+
+    def _counters(self, ns: str, dev: str) -> LinkCounters:
+        out = _run(["ip", "-j", "-s", "-n", ns, "link", "show", "dev", dev]).stdout
         stats = json.loads(out)[0]["stats64"]
         return LinkCounters(
             tx_bytes=int(stats["tx"]["bytes"]), rx_bytes=int(stats["rx"]["bytes"]),
             tx_packets=int(stats["tx"]["packets"]), rx_packets=int(stats["rx"]["packets"]),
         )
+
+    def uplink_counters(self, node: int) -> LinkCounters:
+        """Cumulative counters of node ``node``'s uplink, node side (tx: node -> others)."""
+        return self._counters(self.node_namespace(node), f"up{node}")
 
     def links(self, ns: str) -> list[str]:
         """Interface names inside namespace ``ns``."""

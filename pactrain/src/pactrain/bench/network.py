@@ -47,8 +47,12 @@ def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
 
 
 @contextlib.contextmanager
-def bench_network(workers: int, want_throttle: bool = True) -> Iterator[BenchNetwork]:
+def bench_network(workers: int, want_throttle: bool = True,
+                  nodes: int = 1) -> Iterator[BenchNetwork]:
     """Build the topology (after removing stale ones), yield it, always tear it down.
+
+    ``nodes`` > 1: the workers sit in that many nodes, and only each node's uplink is
+    shaped (:class:`pactrain.bench.netns.Topology`).
 
     SIGTERM is turned into ``KeyboardInterrupt`` for the duration, so a killed bench
     unwinds through the same ``finally`` as Ctrl-C and a failure do.
@@ -61,7 +65,7 @@ def bench_network(workers: int, want_throttle: bool = True) -> Iterator[BenchNet
         return
     netns.clean_stale()
     previous = signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
-    topology = netns.Topology(workers=workers, rate=None)
+    topology = netns.Topology(workers=workers, rate=None, nodes=nodes)
     try:
         topology.build()
         yield BenchNetwork(topology)

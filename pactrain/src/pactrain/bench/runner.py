@@ -40,6 +40,7 @@ def run_config(config: BenchConfig, cell: Cell, **overrides: Any) -> RunConfig:
         method_options=config.method_options(cell.method), timeout_s=config.run_timeout_s,
         bucket_cap_mb=config.bucket_cap_mb, broadcast_buffers=config.broadcast_buffers,
         gradient_as_bucket_view=config.gradient_as_bucket_view, fsdp=config.fsdp,
+        nodes=config.nodes,
         fsdp_dtype=config.fsdp_dtype,
     )
     for key, value in overrides.items():
@@ -349,7 +350,7 @@ def run_bench(
     race = config.race_cells(racers)
     rows: list[Row] = []
     curves: list[Curve] = []
-    with bench_network(config.workers, want_throttle) as network:
+    with bench_network(config.workers, want_throttle, config.nodes) as network:
         if not network.throttled:
             console.print(f"[bold red]Running UNTHROTTLED on loopback[/]: {network.reason}. "
                           "Bandwidths are ignored; numbers show compute and hook overheads "

@@ -29,6 +29,11 @@ def bench(
     methods: str = typer.Option("dense,fp16,powersgd,topk,dgc,terngrad,pactrain",
                                 help="Comma-separated method names."),
     workers: int = typer.Option(4, help="Worker processes, one network namespace each."),
+    nodes: int = typer.Option(1, min=1, help="Split the workers into this many nodes: "
+                              "unshaped links inside a node, --bandwidth on each node's "
+                              "one uplink (two-level clusters; pactrain-hier uses it)."),
+    fsdp: bool = typer.Option(False, help="Shard each run's model with FSDP2 instead of "
+                              "DDP (methods: pactrain, pactrain-fp32, dense)."),
     bandwidth: str = typer.Option("100mbit", help="Comma-separated tc rates per worker link "
                                   "(e.g. 10mbit,100mbit,1gbit); 'none' for unshaped links."),
     batch_size: int = typer.Option(8, help="Batch size per worker."),
@@ -131,7 +136,8 @@ def bench(
     try:
         config = BenchConfig(
             models=_split(models), methods=_split(methods), bandwidths=bandwidths,
-            workers=workers, batch_size=batch_size, steps=steps, warmup_steps=warmup_steps,
+            workers=workers, nodes=nodes, fsdp=fsdp, batch_size=batch_size, steps=steps,
+            warmup_steps=warmup_steps,
             sparsity=sparsity, repeats=repeats, powersgd_rank=powersgd_rank,
             topk_density=topk_density, send_density=send_density, send_select=send_select,
             rounding=rounding,

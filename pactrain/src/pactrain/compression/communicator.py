@@ -336,7 +336,7 @@ class Communicator:
         return {key: getattr(self, key) for key in self._COUNTERS}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(None, None)  # type: ignore[misc]
+        Communicator.__init__(self, None, None)  # counters only, in a subclass too
         for key in self._COUNTERS:
             if key in state:
                 setattr(self, key, state[key])

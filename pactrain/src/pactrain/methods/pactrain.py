@@ -12,6 +12,7 @@ policy finds that cheaper.
 from __future__ import annotations
 
 import functools
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -23,6 +24,7 @@ import torch.distributed as dist
 from pactrain.accounting import PayloadCounter
 from pactrain.compaction import CompactionState, compaction_hook
 from pactrain.compression.communicator import Communicator, scale_group_for
+from pactrain.compression.hierarchical import HierarchicalCommunicator
 from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.operating_control import OperatingControl
@@ -120,7 +122,7 @@ class PacTrainMethod:
 
 def make_pactrain(
     process_group: dist.ProcessGroup | None, ddp_model: Any, config: MethodConfig,
-    tracker: MaskTracker | None, tier: str | None = None,
+    tracker: MaskTracker | None, tier: str | None = None, hierarchical: bool = False,
 ) -> PacTrainMethod:
     """Factory of the PacTrain methods; ``tier=None`` is the adaptive policy.
 
@@ -143,7 +145,9 @@ def make_pactrain(
     else:
         policy = (AdaptivePolicy() if config.allowed_tiers is None
                   else AdaptivePolicy(allowed=tuple(config.allowed_tiers)))
-    comm = Communicator(process_group, observer=policy.observe)
+    per_node = workers_per_node(config, hierarchical)
+    comm = (Communicator(process_group, observer=policy.observe) if per_node is None
+            else HierarchicalCommunicator(process_group, per_node, observer=policy.observe))
     if isinstance(policy, AdaptivePolicy) and config.probe_link and dist.is_initialized():
         policy.link = probe_link(comm)
         policy.compute = probe_compute(comm, seed=config.seed)
@@ -183,17 +187,40 @@ def make_pactrain(
     return PacTrainMethod(state, config.refresh_every, plan_at, control)
 
 
+def workers_per_node(config: MethodConfig, hierarchical: bool) -> int | None:
+    """Ranks per node for a two-level all-reduce (``None``: flat): the option
+    ``workers_per_node``, or for ``pactrain-hier`` torchrun's ``LOCAL_WORLD_SIZE``.
+
+    Raises:
+        ValueError: a node size that does not divide the world size.
+    """
+    given = config.options.get("workers_per_node")
+    if given is None and hierarchical:
+        given = int(os.environ.get("LOCAL_WORLD_SIZE", config.world_size))
+    if given is None:
+        return None
+    if int(given) < 1 or config.world_size % int(given):
+        raise ValueError(f"workers_per_node {given} does not divide the {config.world_size} "
+                         "workers into equal nodes")
+    return int(given)
+
+
 def _register(name: str, tier: str | None, description: str, lossy: bool,
-              max_world_size: int | None) -> None:
+              max_world_size: int | None, hierarchical: bool = False) -> None:
     register_method(MethodSpec(
-        name=name, factory=functools.partial(make_pactrain, tier=tier), uses_pruning=True,
-        lossy=lossy, description=description, options=("send_density", "send_select", "rounding"),
+        name=name, factory=functools.partial(make_pactrain, tier=tier,
+                                             hierarchical=hierarchical),
+        uses_pruning=True, lossy=lossy, description=description,
+        options=("send_density", "send_select", "rounding", "workers_per_node"),
         max_world_size=max_world_size,
     ))
 
 
 _register("pactrain", None, "adaptive per-bucket tier from the alpha-beta link model",
           lossy=True, max_world_size=None)
+_register("pactrain-hier", None, "pactrain with a two-level all-reduce: inside each node, "
+          "then compacted across nodes (nodes of torchrun's LOCAL_WORLD_SIZE ranks)",
+          lossy=True, max_world_size=None, hierarchical=True)
 for _tier in all_tiers().values():
     if _tier.name != FALLBACK_TIER:
         _register(method_name(_tier.name), _tier.name, _tier.description, _tier.lossy,

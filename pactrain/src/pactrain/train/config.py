@@ -64,6 +64,9 @@ class RunConfig:
             result's ``plan``, :mod:`pactrain.plan`); ``None``: decide from measurements.
         warmup_steps: steps left out of throughput and payload averages.
         method_options: method-specific options (passed to the method factory).
+        nodes: the workers split into this many nodes of equal size, numbered node by node
+            (each worker's ``LOCAL_RANK`` and ``LOCAL_WORLD_SIZE`` say so, as torchrun's
+            do; ``pactrain-hier`` reads them).
         fsdp: shard the model with FSDP2's ``fully_shard`` (:mod:`pactrain.train.sharding`)
             instead of wrapping it in DDP.
         fsdp_dtype: with ``fsdp``, gather parameters and reduce gradients in this dtype
@@ -106,6 +109,7 @@ class RunConfig:
     prune_initial: float | None = None
     prune_scope: str = "lamp"
     prune: list[str] | None = None
+    nodes: int = 1
     fsdp: bool = False
     fsdp_dtype: str | None = None
     error_feedback: bool | None = None

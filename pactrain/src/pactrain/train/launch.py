@@ -118,8 +118,10 @@ def run_training(
         try:
             for rank in range(config.workers):
                 env = dict(os.environ)
+                per_node = config.workers // config.nodes  # torchrun numbers node by node
                 env.update({
-                    "RANK": str(rank), "LOCAL_RANK": str(rank),
+                    "RANK": str(rank), "LOCAL_RANK": str(rank % per_node),
+                    "LOCAL_WORLD_SIZE": str(per_node), "GROUP_RANK": str(rank // per_node),
                     "WORLD_SIZE": str(config.workers), "MASTER_ADDR": master_addr,
                     "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1",
                 })
