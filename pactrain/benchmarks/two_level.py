@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--bandwidth", default="10mbit")
     parser.add_argument("--methods", nargs="+", default=["pactrain-hier", "pactrain"])
-    parser.add_argument("--powersgd-ranks", nargs="+", type=int, default=[1, 2, 4])
+    parser.add_argument("--powersgd-ranks", nargs="*", type=int, default=[1, 2, 4])
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sparsity", type=float, default=0.8)
     parser.add_argument("--steps", type=int, default=14)

@@ -113,6 +113,14 @@ class HierarchicalCommunicator(Communicator):
             else:
                 future.set_result([tensor])
 
+    def time_summary(self) -> dict[str, Any]:
+        """:meth:`Communicator.time_summary` and the hierarchy: workers per node, and the
+        bytes per step this rank handed to the all-reduce across nodes."""
+        steps = self.payload.steps
+        return {**super().time_summary(), "workers_per_node": self.workers_per_node,
+                "cross_node_bytes_per_step":
+                    self.cross_node.total_bytes / steps if steps else None}
+
     def close(self) -> None:
         """Stop the issuing thread once the queued all-reduces are issued."""
         self._jobs.put(None)
