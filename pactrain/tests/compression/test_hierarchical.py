@@ -14,9 +14,10 @@ from pactrain.train.local_group import run_on_local_group
 
 
 def _reduce_many(rank: int, world_size: int) -> dict:
-    comm = HierarchicalCommunicator(None, workers_per_node=2)
+    apart = dist.new_group(list(range(world_size)))
+    comm = HierarchicalCommunicator(None, workers_per_node=2, apart=(apart,))
     futures = [comm.all_reduce(torch.full((5,), float(rank + 10 * k))) for k in range(6)]
-    largest = comm.all_reduce(torch.tensor([float(rank)]), op=dist.ReduceOp.MAX)
+    largest = comm.all_reduce(torch.tensor([float(rank)]), op=dist.ReduceOp.MAX, group=apart)
     sums = [future.wait()[0].tolist() for future in futures]
     top = largest.wait()[0].item()
     comm.close()

@@ -145,14 +145,15 @@ def make_pactrain(
     else:
         policy = (AdaptivePolicy() if config.allowed_tiers is None
                   else AdaptivePolicy(allowed=tuple(config.allowed_tiers)))
+    scale_group = scale_group_for(process_group, config.world_size)
     per_node = workers_per_node(config, hierarchical)
     comm = (Communicator(process_group, observer=policy.observe) if per_node is None
-            else HierarchicalCommunicator(process_group, per_node, observer=policy.observe))
+            else HierarchicalCommunicator(process_group, per_node, observer=policy.observe,
+                                          apart=(scale_group,)))
     if isinstance(policy, AdaptivePolicy) and config.probe_link and dist.is_initialized():
         policy.link = probe_link(comm)
         policy.compute = probe_compute(comm, seed=config.seed)
     rounding = config.options.get("rounding", "stochastic")
-    scale_group = scale_group_for(process_group, config.world_size)
     # Error feedback of the codes' error, by default: off for unsampled stochastic codes
     # (unbiased; feeding their error back cost accuracy), on when sampling (fashion-cnn at
     # send_density 0.05: +1.5 points over steps 450-800) and for nearest rounding (biased,
