@@ -65,9 +65,14 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     hier = medians.get("pactrain-hier")
     powersgd = {k: v for k, v in medians.items() if k.startswith("powersgd")}
     best = max(powersgd, key=lambda k: powersgd[k]) if powersgd else None
+
+    def ratio(ours: str, theirs: str) -> float | None:
+        return (medians[ours] / medians[theirs]
+                if medians.get(ours) and medians.get(theirs) else None)
+
     return {"median_samples_per_s": medians,
-            "hier_vs_flat": hier / medians["pactrain"] if hier and medians.get("pactrain")
-            else None,
+            "hier_vs_flat": ratio("pactrain-hier", "pactrain"),
+            "hier_fp32_vs_flat_fp32": ratio("pactrain-hier-fp32", "pactrain-fp32"),
             "best_powersgd": best,
             "hier_vs_best_powersgd": hier / powersgd[best] if hier and best else None}
 
@@ -87,7 +92,7 @@ def report(summary: dict[str, Any], args: argparse.Namespace, console: Console,
         table.add_row(name, f"{value:.2f}", ratio)
         lines.append(f"| {name} | {value:.2f} | {ratio} |")
     console.print(table)
-    for key in ("hier_vs_flat", "hier_vs_best_powersgd"):
+    for key in ("hier_vs_flat", "hier_fp32_vs_flat_fp32", "hier_vs_best_powersgd"):
         if summary[key] is not None:
             console.print(f"{key}: {summary[key]:.2f}x")
             lines.append(f"\n{key}: {summary[key]:.2f}x")
@@ -100,7 +105,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--bandwidth", default="10mbit")
-    parser.add_argument("--methods", nargs="+", default=["pactrain-hier", "pactrain"])
+    parser.add_argument("--methods", nargs="+", default=["pactrain-hier", "pactrain",
+                                                         "pactrain-hier-fp32", "pactrain-fp32"])
     parser.add_argument("--powersgd-ranks", nargs="*", type=int, default=[1, 2, 4])
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--sparsity", type=float, default=0.8)

@@ -222,6 +222,8 @@ _register("pactrain", None, "adaptive per-bucket tier from the alpha-beta link m
 _register("pactrain-hier", None, "pactrain with a two-level all-reduce: inside each node, "
           "then compacted across nodes (nodes of torchrun's LOCAL_WORLD_SIZE ranks)",
           lossy=True, max_world_size=None, hierarchical=True)
+_register("pactrain-hier-fp32", "fp32", "pactrain-fp32 with the two-level all-reduce of "
+          "pactrain-hier (exact)", lossy=False, max_world_size=None, hierarchical=True)
 for _tier in all_tiers().values():
     if _tier.name != FALLBACK_TIER:
         _register(method_name(_tier.name), _tier.name, _tier.description, _tier.lossy,
