@@ -49,7 +49,7 @@ def test_hierarchical_refuses_nodes_of_unequal_size() -> None:
 
 def _run(method: str, nodes: int, **options: int) -> dict:
     return run_training(RunConfig(model="digits-cnn", method=method, workers=4, nodes=nodes,
-                                  steps=20, warmup_steps=2, probe_link=False,
+                                  steps=12, warmup_steps=2, probe_link=False,
                                   method_options=dict(options)), progress=False)
 
 
