@@ -16,6 +16,10 @@ to hooks PyTorch already runs, so no order can be forgotten:
 - an optimizer step post-hook: the method's upkeep (the adaptive policy's link refresh and
   overlap plan), then the step counter advances.
 
+Under FSDP2 (``fully_shard``) the same call takes the sharded model, and the forward
+pre-hook runs before FSDP2's own on the root (:mod:`pactrain.fsdp`; a complete script:
+``pactrain/examples/fsdp_gpt.py``).
+
 Example (a complete script: ``pactrain/examples/torchrun_minimal.py``)::
 
     ddp = DistributedDataParallel(model)
@@ -297,7 +301,10 @@ def attach(
     the model in DDP and building the optimizer, before the first forward pass.
 
     Args:
-        ddp_model: the model wrapped in ``DistributedDataParallel``.
+        ddp_model: the model wrapped in ``DistributedDataParallel``, or a model sharded with
+            FSDP2's ``fully_shard`` (each block, then the root): its all-gather and
+            reduce-scatter then carry kept entries only (:mod:`pactrain.fsdp`; methods
+            ``pactrain``, ``pactrain-fp32`` and ``dense``).
         optimizer: the optimizer over its parameters (any ``torch.optim`` optimizer).
         sparsity: final fraction of zero weights among the conv/linear weights that train
             (frozen parameters are neither pruned nor ranked).
