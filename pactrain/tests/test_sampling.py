@@ -222,7 +222,7 @@ def _launched_both_ways(rank: int, world_size: int, tier: str, send_select: str)
     """The same pruned model and batches twice: scales on their own group (each bucket's
     codes launched from its MAX's completion, :class:`OrderedLauncher`) and on the one
     group (the hook waits). Tiny buckets, so many launches are in flight at once."""
-    from pactrain.compression.communicator import scale_group_for
+    from pactrain.compression.protocols import scale_group_for
 
     grads: dict[str, list[torch.Tensor]] = {}
     for way in ("apart", "waited"):

@@ -246,7 +246,7 @@ class GradualPruner:
         sample's. Layers at or under the sample size are scored exactly. The allocation is
         then exact in total (``n_prune``) and deterministic on every rank.
         """
-        pruned = {n: m.numel() - int(m.sum()) for n, m in self.masks.items()}
+        pruned = self.pruned_counts()
         to_prune = n_prune - sum(pruned.values())
         if to_prune <= 0:
             return pruned
@@ -311,6 +311,11 @@ class GradualPruner:
         """Fraction of prunable weights that are kept."""
         kept = sum(int(m.sum()) for m in self.masks.values())
         return kept / sum(m.numel() for m in self.masks.values())
+
+    def pruned_counts(self) -> dict[str, int]:
+        """Pruned weights per layer (of the whole tensor: a sharded pruner counts over
+        all shards)."""
+        return {name: mask.numel() - int(mask.sum()) for name, mask in self.masks.items()}
 
     def compacted_fraction(self) -> float:
         """Share of the trainable gradient bytes that belong to pruned parameters (what

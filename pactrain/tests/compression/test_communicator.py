@@ -8,12 +8,9 @@ import time
 import torch
 import torch.distributed as dist
 
-from pactrain.compression.communicator import (
-    Communicator,
-    allgather_sparse,
-    allreduce_ternary,
-)
+from pactrain.compression.communicator import Communicator
 from pactrain.compression.compressors import SparseGradient, segment_bounds
+from pactrain.compression.protocols import allgather_sparse, allreduce_ternary
 from pactrain.train.local_group import run_on_local_group
 
 

@@ -28,8 +28,8 @@ import torch
 from pactrain.compaction.layout import BucketLayout
 from pactrain.compaction.sampling import Sample
 from pactrain.compaction.state import CompactionState
-from pactrain.compression.communicator import agree_scales, start_agreement
 from pactrain.compression.compressors import chunk_abs_max
+from pactrain.compression.protocols import agree_scales, start_agreement
 from pactrain.tiers.base import Sent, Tier
 
 #: A bucket's launch: sample, send, keep the residual; gives the bucket's future.

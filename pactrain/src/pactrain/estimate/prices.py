@@ -160,7 +160,7 @@ def powersgd(bucket: Bucket, ctx: Context) -> BucketPrice:
 def _sparse(bucket: Bucket, ctx: Context, density: float, passes: int,
             topk_share: float = 1.0) -> BucketPrice:
     """Layer-wise top-k sent as (fp32 value, int32 index) pairs by one all-gather
-    (:func:`pactrain.compression.communicator.allgather_sparse`): each rank sends its
+    (:func:`pactrain.compression.protocols.allgather_sparse`): each rank sends its
     part to N - 1 others round the ring; the N parts are added back into a dense bucket."""
     k = sum(math.ceil(density * t.numel) for t in bucket.tensors)
     nbytes = 8.0 * k

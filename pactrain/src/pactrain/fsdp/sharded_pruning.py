@@ -92,8 +92,13 @@ class ShardedPruner(GradualPruner):
         total = sum(self.numel_total.values())
         target = math.floor(sparsity * total)
         scope = self.config.scope
+        # this shard's live weights, and their magnitudes as bit patterns: read once for
+        # both the allocation and the selection
+        live = {name: local_of(self.params[name]).flatten()[self.masks[name].flatten()]
+                for name in names}
+        bits = {name: magnitude_bits(values) for name, values in live.items()}
         if scope == "lamp":
-            allocation = self._lamp_allocation(names, before, target)
+            allocation = self._lamp_allocation(names, before, target, live, bits)
             pools = [([name], allocation[name] - before[name]) for name in names]
         elif scope == "layer":
             pools = [([name], math.floor(sparsity * self.numel_total[name]) - before[name])
@@ -104,30 +109,29 @@ class ShardedPruner(GradualPruner):
         if not pools:
             self.pruned_total = before
             return False
-        self._prune_smallest(pools)
+        self._prune_smallest(pools, bits)
         after = self._agreed_pruned(names)
         self.pruned_total = after
         return after != before
 
     def _agreed_pruned(self, names: list[str]) -> dict[str, int]:
         """Pruned weights per layer over all shards (one all-reduce)."""
-        counts = torch.tensor([self.masks[n].numel() - int(self.masks[n].sum()) for n in names],
-                              dtype=torch.int64)
+        local = GradualPruner.pruned_counts(self)  # this shard's
+        counts = torch.tensor([local[n] for n in names], dtype=torch.int64)
         self.comm.control_all_reduce(counts, name="prune_counts")
         return {name: int(count) for name, count in zip(names, counts, strict=True)}
 
-    def _live_bits(self, name: str) -> torch.Tensor:
-        return magnitude_bits(local_of(self.params[name]).flatten()[self.masks[name].flatten()])
-
-    def _lamp_allocation(self, names: list[str], before: dict[str, int],
-                         target: int) -> dict[str, int]:
+    def _lamp_allocation(self, names: list[str], before: dict[str, int], target: int,
+                         live: dict[str, torch.Tensor], bits: dict[str, torch.Tensor],
+                         ) -> dict[str, int]:
         """Pruned weights per layer after this update: LAMP's allocation over the agreed
-        per-layer histograms (module docstring, step 1)."""
+        per-layer histograms (module docstring, step 1). ``live``: this shard's live
+        weights per layer; ``bits``: their :func:`magnitude_bits`."""
         to_prune = target - sum(before.values())
         if to_prune <= 0:
             return dict(before)
         shift = 23 - BIN_MANTISSA_BITS
-        bins = {name: self._live_bits(name) >> shift for name in names}
+        bins = {name: bits[name] >> shift for name in names}
         span = torch.tensor([[-(int(b.min()) if b.numel() else 1 << 30),
                               int(b.max()) if b.numel() else -1] for b in bins.values()],
                             dtype=torch.int64)
@@ -140,10 +144,9 @@ class ShardedPruner(GradualPruner):
         offset = 0
         for name, low, width in zip(names, lows, widths, strict=True):
             if width:
-                live = local_of(self.params[name]).flatten()[self.masks[name].flatten()]
                 where = bins[name] - low + offset
                 counts.index_add_(0, where, torch.ones_like(where, dtype=torch.float64))
-                squares.index_add_(0, where, live.double().square())
+                squares.index_add_(0, where, live[name].double().square())
             offset += width
         stats = torch.cat([counts, squares])
         self.comm.control_all_reduce(stats, name="prune_histogram")
@@ -159,11 +162,12 @@ class ShardedPruner(GradualPruner):
         added = allocate_lowest(scores, capacity, to_prune)
         return {name: before[name] + round(count) for name, count in zip(names, added, strict=True)}
 
-    def _prune_smallest(self, pools: list[tuple[list[str], int]]) -> None:
+    def _prune_smallest(self, pools: list[tuple[list[str], int]],
+                        live: dict[str, torch.Tensor]) -> None:
         """In each pool (layers ranked together), prune its ``need`` smallest live |w| over
-        all shards; ties in flat order: layer by layer, rank by rank, then local order
-        (module docstring, step 2)."""
-        live = {name: self._live_bits(name) for members, _ in pools for name in members}
+        all shards (``live``: this shard's live magnitudes as :func:`magnitude_bits`); ties
+        in flat order: layer by layer, rank by rank, then local order (module docstring,
+        step 2)."""
         need = torch.tensor([n for _, n in pools], dtype=torch.int64)
         low = torch.zeros(len(pools), dtype=torch.int64)
         high = torch.full((len(pools),), _INF_BITS, dtype=torch.int64)
@@ -241,6 +245,9 @@ class ShardedPruner(GradualPruner):
 
     def model_density(self) -> float:
         return 1.0 - sum(self.pruned_total.values()) / self.total_params
+
+    def pruned_counts(self) -> dict[str, int]:
+        return dict(self.pruned_total)
 
     def mask_of(self, param: nn.Parameter) -> torch.Tensor | None:
         """This rank's mask shard of ``param`` (``None``: the parameter is not pruned)."""

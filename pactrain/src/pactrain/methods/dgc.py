@@ -11,7 +11,7 @@ Algorithm, per bucket and step, for each parameter of the bucket:
    down to the target) over ``warmup_steps`` steps.
 4. Momentum-factor masking: clear ``u`` and ``v`` where entries were sent.
 5. All-gather the bucket's (value, index) pairs
-   (:func:`pactrain.compression.communicator.allgather_sparse`), sum, divide by N.
+   (:func:`pactrain.compression.protocols.allgather_sparse`), sum, divide by N.
 
 Why per parameter: clipping norms, top-k selections and a generator stream taken over
 whole buckets change with DDP's bucket layout, which differs between the first step of a
@@ -34,7 +34,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.compression.communicator import Communicator, allgather_sparse_mean
+from pactrain.compression.communicator import Communicator
 from pactrain.compression.compressors import (
     SparseGradient,
     k_for,
@@ -42,6 +42,7 @@ from pactrain.compression.compressors import (
     sampled_topk_compress,
 )
 from pactrain.compression.memory import BucketSlot, MomentumCorrectionMemory, ParameterNames
+from pactrain.compression.protocols import allgather_sparse_mean
 from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 from pactrain.methods.topk import density_option
 

@@ -23,8 +23,9 @@ import torch.distributed as dist
 
 from pactrain.accounting import PayloadCounter
 from pactrain.compaction import CompactionState, compaction_hook
-from pactrain.compression.communicator import Communicator, scale_group_for
+from pactrain.compression.communicator import Communicator
 from pactrain.compression.hierarchical import HierarchicalCommunicator
+from pactrain.compression.protocols import scale_group_for
 from pactrain.masks import MaskTracker
 from pactrain.methods import MethodConfig, MethodSpec, register_method
 from pactrain.operating_control import OperatingControl

@@ -12,7 +12,7 @@ Algorithm, per bucket and step:
    layout, so a resumed run (which starts in another layout) repeats the uninterrupted
    one exactly, with only the step to checkpoint.
 4. All-reduce SUM of the int8 codes; the mean gradient is ``s * sum / N``. Steps 2 to 4
-   are :func:`pactrain.compression.communicator.allreduce_ternary`, the ternary summation
+   are :func:`pactrain.compression.protocols.allreduce_ternary`, the ternary summation
    protocol PacTrain's ternary tiers share (scales agreed on their own group and waited
    for, then the codes).
 
@@ -30,11 +30,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.compression.communicator import (
-    Communicator,
-    allreduce_ternary,
-    scale_group_for,
-)
+from pactrain.compression.communicator import Communicator
 from pactrain.compression.compressors import (
     MAX_TERNARY_WORLD_SIZE,
     clip_to_sigma,
@@ -42,6 +38,7 @@ from pactrain.compression.compressors import (
     uniform_draws,
 )
 from pactrain.compression.memory import BucketSlot, ParameterNames
+from pactrain.compression.protocols import allreduce_ternary, scale_group_for
 from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 
@@ -58,7 +55,7 @@ class TernGradState:
     clip_sigma: float | None = 2.5
     scale_group: Any = None
     """A second group over the same ranks for the scales' MAX (``None``: the main group);
-    see :func:`pactrain.compression.communicator.agree_scales`."""
+    see :func:`pactrain.compression.protocols.agree_scales`."""
     comm: Communicator = field(init=False)
 
     def __post_init__(self, process_group: dist.ProcessGroup | None) -> None:

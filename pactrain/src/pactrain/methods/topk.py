@@ -7,7 +7,7 @@ Algorithm, per bucket and step:
    magnitude (layer-wise top-k, as GRACE compresses per tensor).
 3. ``residual = acc`` with the kept entries zeroed (what was not sent waits locally).
 4. All-gather the bucket's kept (value, index) pairs in one message
-   (:func:`pactrain.compression.communicator.allgather_sparse`); every rank sums them and
+   (:func:`pactrain.compression.protocols.allgather_sparse`); every rank sums them and
    divides by N.
 
 Why per parameter rather than over the whole bucket: a bucket-wide top-k picks different
@@ -31,9 +31,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from pactrain.compression.communicator import Communicator, allgather_sparse_mean
+from pactrain.compression.communicator import Communicator
 from pactrain.compression.compressors import SparseGradient, k_for, topk_compress
 from pactrain.compression.memory import BucketSlot, ParameterNames, ResidualMemory
+from pactrain.compression.protocols import allgather_sparse_mean
 from pactrain.methods import HookedMethod, MethodConfig, MethodSpec, register_method
 
 

@@ -21,7 +21,6 @@ from collections.abc import Callable
 
 import torch
 
-from pactrain.compression.communicator import agree_scales
 from pactrain.compression.compressors import (
     MAX_TERNARY_WORLD_SIZE,
     chunk_abs_max,
@@ -29,6 +28,7 @@ from pactrain.compression.compressors import (
     scale_chunks,
     ternary_codes,
 )
+from pactrain.compression.protocols import agree_scales
 from pactrain.costs import ComputeCosts
 from pactrain.tiers.base import TERNARY, Sent, Tier, TierContext
 

@@ -243,9 +243,7 @@ def _result(
                       if p.requires_grad)
     pruned_bytes = 0
     if tracker is not None:
-        for name, mask in tracker.pruner.masks.items():
-            pruned = getattr(tracker.pruner, "pruned_total", {}).get(  # FSDP: all shards
-                name, mask.numel() - int(mask.sum()))
+        for name, pruned in tracker.pruner.pruned_counts().items():
             pruned_bytes += pruned * tracker.pruner.params[name].element_size()
     samples = timed_steps * batch_size * config.accumulation * world_size
     summary = method.summary()
